@@ -1,0 +1,27 @@
+// Package v1alpha1 holds the Go types of Metascript's controller resources in the API group
+// metascript.dev, version v1alpha1: CompositeController and the hook, budget and webhook specs
+// that every controller kind shares. The CRDs in manifests/ are generated from these types
+// (make generate); DeepCopy methods too.
+//
+// +kubebuilder:object:generate=true
+// +groupName=metascript.dev
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupVersion names this API group and version.
+var GroupVersion = schema.GroupVersion{Group: "metascript.dev", Version: "v1alpha1"}
+
+// CompositeControllerResource is the GroupVersionResource of CompositeController.
+var CompositeControllerResource = GroupVersion.WithResource("compositecontrollers")
+
+// AddToScheme registers the types of this package with a scheme.
+func AddToScheme(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &CompositeController{}, &CompositeControllerList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

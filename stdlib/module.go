@@ -1,0 +1,44 @@
+// Package stdlib defines the modules offered to hooks — json, yaml, base64, hash, time,
+// strings, re, k8s, log — once, in Go, over JSON-shaped values. The scripting adapters expose
+// every module to both languages with the same names and semantics: a hook reaches a module as
+// a predeclared global, through load("name", "name") in Starlark, or require("name") in
+// JavaScript. Nothing else reaches the outside world.
+package stdlib
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Env is what one invocation hands its stdlib calls: the only clock and the only log a hook
+// can reach. It is per call and never shared between invocations.
+type Env struct {
+	// Now is the injected clock. Nil means time.Now.
+	Now func() time.Time
+	// Log receives log module output, already tagged with controller and object. Nil discards.
+	Log *slog.Logger
+	// Limiter rate-limits log output of this invocation; nil means the package default.
+	Limiter LogLimiter
+}
+
+// LogLimiter decides whether one more log line may be written.
+type LogLimiter interface{ Allow() bool }
+
+// Kwarg is one keyword argument, in call order.
+type Kwarg struct {
+	Name  string
+	Value any
+}
+
+// Func is one module function. args and kwargs hold JSON-shaped values (map[string]any,
+// []any, string, bool, int64, float64, nil) converted by the calling adapter; the function
+// must not retain or mutate them. It returns a JSON-shaped value, or an error whose message
+// the adapter reports as a runtime error at the calling line.
+type Func func(env *Env, args []any, kwargs []Kwarg) (any, error)
+
+// Module is a named set of functions and constants.
+type Module struct {
+	Name      string
+	Functions map[string]Func
+	Constants map[string]any
+}
