@@ -64,3 +64,14 @@ type Program interface {
 	// JSON shape. The result is owned by the caller. ctx cancellation stops the call.
 	Call(ctx context.Context, inv Invocation) (any, error)
 }
+
+// Compiler is one language adapter. Compile must be safe for concurrent use and must not
+// cache: the Runtime caches.
+type Compiler interface {
+	Language() Language
+	// Version identifies the compiler in cache keys: a new interpreter version recompiles.
+	Version() string
+	// Compile parses and resolves source. name is used in positions and stack traces. A
+	// syntax error is returned as *CompileError.
+	Compile(name, source string) (Program, error)
+}
