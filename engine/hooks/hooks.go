@@ -1,0 +1,192 @@
+// Package hooks puts one interface, Invoker, in front of the two ways a hook runs: an inline
+// Starlark or JavaScript program through the scripting runtime, or a webhook over HTTP. Both
+// take and return the webhook protocol's JSON shape, so a hook moves between forms unchanged.
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/scripting"
+)
+
+// Invoker calls one hook. Implementations are safe for concurrent use.
+type Invoker interface {
+	// Invoke calls the hook with req (never modified) and returns its JSON-shaped response
+	// object. log receives the hook's own log lines. Errors are the scripting package's typed
+	// errors, *WebhookError, or *ResponseError when the result is not an object.
+	Invoke(ctx context.Context, req map[string]any, log *slog.Logger) (map[string]any, error)
+	// Form is "starlark", "javascript" or "webhook" (a metric label).
+	Form() string
+}
+
+// Compiler compiles hook source; *scripting.Runtime is one.
+type Compiler interface {
+	Compile(lang scripting.Language, name, source string) (scripting.Program, error)
+}
+
+// SourceResolver reads a source kept in a ConfigMap. A nil resolver refuses configMapRef.
+type SourceResolver interface {
+	ConfigMapKey(ctx context.Context, ref v1alpha1.ConfigMapKeyRef) (string, error)
+}
+
+// ResponseError reports a hook result that is not a JSON object.
+type ResponseError struct{ Msg string }
+
+func (e *ResponseError) Error() string { return "hook response: " + e.Msg }
+
+// Spec is what Build needs to know about one hook of one controller.
+type Spec struct {
+	// Controller names the controller in compile positions, e.g. "compositecontroller/my-cc".
+	Controller string
+	// Hook is the hook's name; it is also the default function name.
+	Hook string
+	// Def is the hook spec from the controller resource.
+	Def *v1alpha1.Hook
+	// Shared is the controller's shared script, if any.
+	Shared *v1alpha1.SharedScript
+}
+
+// Build turns a hook spec into an Invoker, compiling inline sources (cached by the
+// compiler). A compile error is returned as *scripting.CompileError; a spec that names no
+// usable source as a plain error. Build never calls the hook.
+func Build(ctx context.Context, s Spec, c Compiler, r SourceResolver) (Invoker, error) {
+	d := s.Def
+	if d == nil {
+		return nil, errors.New("no hook spec")
+	}
+	switch {
+	case d.Webhook != nil:
+		return NewWebhook(d.Webhook, webhookTimeout(d))
+	case d.Starlark != nil:
+		return buildScript(ctx, s, scripting.Starlark, d.Starlark, sharedOf(s.Shared, scripting.Starlark), c, r)
+	case d.JavaScript != nil:
+		return buildScript(ctx, s, scripting.JavaScript, d.JavaScript, sharedOf(s.Shared, scripting.JavaScript), c, r)
+	}
+	return nil, fmt.Errorf("hook %s: exactly one of starlark, javascript or webhook must be set", s.Hook)
+}
+
+func sharedOf(sh *v1alpha1.SharedScript, lang scripting.Language) *v1alpha1.ScriptSource {
+	if sh == nil {
+		return nil
+	}
+	if lang == scripting.Starlark {
+		return sh.Starlark
+	}
+	return sh.JavaScript
+}
+
+func buildScript(ctx context.Context, s Spec, lang scripting.Language, in *v1alpha1.InlineScript,
+	shared *v1alpha1.ScriptSource, c Compiler, r SourceResolver) (Invoker, error) {
+	name := s.Controller + "/hooks/" + s.Hook
+	src := v1alpha1.ScriptSource{Source: in.Source, ConfigMapRef: in.ConfigMapRef}
+	if src.Source == "" && src.ConfigMapRef == nil {
+		if shared == nil {
+			return nil, fmt.Errorf("hook %s: %s has no source and the controller has no shared %s script", s.Hook, lang, lang)
+		}
+		src, name = *shared, s.Controller+"/script"
+	}
+	code, err := resolve(ctx, src, r)
+	if err != nil {
+		return nil, fmt.Errorf("hook %s: %w", s.Hook, err)
+	}
+	prog, err := c.Compile(lang, name, code)
+	if err != nil {
+		return nil, err
+	}
+	fn := in.Function
+	if fn == "" {
+		fn = s.Hook
+	}
+	if !hasFunction(prog, fn) {
+		return nil, &scripting.CompileError{Language: lang, File: name, Line: 1, Column: 1,
+			Msg: fmt.Sprintf("no top-level function %q (defined: %v)", fn, prog.Functions())}
+	}
+	return &Script{Program: prog, Function: fn, Budget: BudgetOf(s.Def.Budget)}, nil
+}
+
+func hasFunction(p scripting.Program, fn string) bool {
+	for _, f := range p.Functions() {
+		if f == fn {
+			return true
+		}
+	}
+	return false
+}
+
+func resolve(ctx context.Context, src v1alpha1.ScriptSource, r SourceResolver) (string, error) {
+	if src.ConfigMapRef == nil {
+		return src.Source, nil
+	}
+	if r == nil {
+		return "", fmt.Errorf("source in ConfigMap %s/%s key %s cannot be read here",
+			src.ConfigMapRef.Namespace, src.ConfigMapRef.Name, src.ConfigMapRef.Key)
+	}
+	return r.ConfigMapKey(ctx, *src.ConfigMapRef)
+}
+
+// BudgetOf converts an API budget to the runtime's; nil fields stay zero (the runtime's
+// defaults apply, capped by its ceilings).
+func BudgetOf(b *v1alpha1.Budget) scripting.Budget {
+	var out scripting.Budget
+	if b == nil {
+		return out
+	}
+	if b.Timeout != nil {
+		out.Timeout = b.Timeout.Duration
+	}
+	if b.MaxSteps != nil && *b.MaxSteps > 0 {
+		out.MaxSteps = uint64(*b.MaxSteps)
+	}
+	if b.MaxStackDepth != nil {
+		out.MaxStackDepth = int(*b.MaxStackDepth)
+	}
+	if b.MaxMemory != nil {
+		out.MaxMemory = b.MaxMemory.Value()
+	}
+	return out
+}
+
+func webhookTimeout(h *v1alpha1.Hook) time.Duration {
+	if h.Webhook.Timeout != nil {
+		return h.Webhook.Timeout.Duration
+	}
+	if h.Budget != nil && h.Budget.Timeout != nil {
+		return h.Budget.Timeout.Duration
+	}
+	return 10 * time.Second
+}
+
+// Script invokes a function of a compiled program.
+type Script struct {
+	Program  scripting.Program
+	Function string
+	Budget   scripting.Budget
+}
+
+// Form implements Invoker.
+func (s *Script) Form() string { return string(s.Program.Language()) }
+
+// Invoke implements Invoker.
+func (s *Script) Invoke(ctx context.Context, req map[string]any, log *slog.Logger) (map[string]any, error) {
+	out, err := s.Program.Call(ctx, scripting.Invocation{Function: s.Function, Request: req, Budget: s.Budget, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	return asObject(out)
+}
+
+func asObject(v any) (map[string]any, error) {
+	switch o := v.(type) {
+	case map[string]any:
+		return o, nil
+	case nil:
+		return nil, &ResponseError{Msg: "the hook returned nothing (None/undefined); return an object"}
+	default:
+		return nil, &ResponseError{Msg: fmt.Sprintf("expected an object, got %T", v)}
+	}
+}

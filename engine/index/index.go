@@ -1,0 +1,138 @@
+// Package index holds the named indexes the engine's event paths look objects up by, so that
+// no event handler lists and filters:
+//
+//   - ControllerUID (children): the UID of an object's ControllerRef. A parent finds the
+//     children it owns in O(owned).
+//   - OrphanNamespace (children): the namespace of every object with no ControllerRef. A parent
+//     finds adoption candidates among the orphans of its namespace only.
+//   - SelectorTerm (parents): one key per matchLabels pair of spec.selector, "<ns>/<k>=<v>",
+//     or "<ns>/*" for selectors without matchLabels. An orphan finds candidate parents by
+//     looking up one key per label it carries, plus "<ns>/*".
+//   - UID (parents): the object's UID, for generated selectors and ControllerRef checks.
+//
+// Index functions read *unstructured.Unstructured objects and never modify them.
+package index
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Index names.
+const (
+	ControllerUID   = "metascript/controller-uid"
+	OrphanNamespace = "metascript/orphan-namespace"
+	SelectorTerm    = "metascript/selector-term"
+	UID             = "metascript/uid"
+)
+
+// Informer is the part of a shared informer an index is added to.
+type Informer interface {
+	EnsureIndex(name string, fn cache.IndexFunc) error
+}
+
+// RegisterChildIndexes adds ControllerUID and OrphanNamespace to a child informer.
+func RegisterChildIndexes(inf Informer) error {
+	if err := inf.EnsureIndex(ControllerUID, controllerUID); err != nil {
+		return err
+	}
+	return inf.EnsureIndex(OrphanNamespace, orphanNamespace)
+}
+
+// RegisterParentIndexes adds SelectorTerm and UID to a parent informer.
+func RegisterParentIndexes(inf Informer) error {
+	if err := inf.EnsureIndex(SelectorTerm, selectorTerms); err != nil {
+		return err
+	}
+	return inf.EnsureIndex(UID, uid)
+}
+
+// ControllerRef returns the object's ControllerRef, or nil.
+func ControllerRef(u *unstructured.Unstructured) *metav1.OwnerReference {
+	refs, ok := u.Object["metadata"].(map[string]any)["ownerReferences"].([]any)
+	if !ok {
+		return nil
+	}
+	for _, r := range refs {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		isController, _ := m["controller"].(bool)
+		if !isController {
+			continue
+		}
+		ref := &metav1.OwnerReference{Controller: &isController}
+		ref.APIVersion, _ = m["apiVersion"].(string)
+		ref.Kind, _ = m["kind"].(string)
+		ref.Name, _ = m["name"].(string)
+		if s, ok := m["uid"].(string); ok {
+			ref.UID = types.UID(s)
+		}
+		return ref
+	}
+	return nil
+}
+
+// SelectorTermKey is the SelectorTerm key of one label in a parent namespace ns.
+func SelectorTermKey(ns, key, value string) string { return ns + "/" + key + "=" + value }
+
+// AnySelectorKey is the SelectorTerm key of parents whose selector has no matchLabels.
+func AnySelectorKey(ns string) string { return ns + "/*" }
+
+func controllerUID(obj any) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	if _, ok := u.Object["metadata"].(map[string]any); !ok {
+		return nil, nil
+	}
+	if ref := ControllerRef(u); ref != nil {
+		return []string{string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
+func orphanNamespace(obj any) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	if _, ok := u.Object["metadata"].(map[string]any); !ok {
+		return nil, nil
+	}
+	if ControllerRef(u) != nil {
+		return nil, nil
+	}
+	return []string{u.GetNamespace()}, nil
+}
+
+func selectorTerms(obj any) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	ns := u.GetNamespace()
+	sel, _, _ := unstructured.NestedMap(u.Object, "spec", "selector")
+	ml, _ := sel["matchLabels"].(map[string]any)
+	if len(ml) == 0 {
+		return []string{AnySelectorKey(ns)}, nil
+	}
+	keys := make([]string, 0, len(ml))
+	for k, v := range ml {
+		s, _ := v.(string)
+		keys = append(keys, SelectorTermKey(ns, k, s))
+	}
+	return keys, nil
+}
+
+func uid(obj any) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	return []string{string(u.GetUID())}, nil
+}
