@@ -15,7 +15,9 @@ func TestOutputErrorPaths(t *testing.T) {
 		{func(e error) error { return e }, ""},
 		{func(e error) error { return AtKey(e, "name") }, "name"},
 		{func(e error) error { return AtKey(AtKey(AtIndex(AtKey(e, "name"), 3), "children"), "x") }, "x.children[3].name"},
-		{func(e error) error { return AtKey(AtKey(AtIndex(AtKey(AtKey(e, "name"), "metadata"), 3), "children"), "") }, `[""].children[3].metadata.name`},
+		{func(e error) error {
+			return AtKey(AtKey(AtIndex(AtKey(AtKey(e, "name"), "metadata"), 3), "children"), "")
+		}, `[""].children[3].metadata.name`},
 		{func(e error) error { return AtKey(AtKey(e, "app.kubernetes.io/name"), "labels") }, `labels["app.kubernetes.io/name"]`},
 		{func(e error) error { return AtIndex(AtIndex(e, 1), 0) }, "[0][1]"},
 		{func(e error) error { return AtKey(AtIndex(e, 2), "7up") }, `["7up"][2]`},
