@@ -38,12 +38,57 @@ const WatchdogInterval = time.Millisecond
 //     that allocates and drops garbage is charged for every byte, which bounds GC work an
 //     invocation can cause as well as its footprint.
 func WatchMemory(limit int64, cancel func(used int64)) (stop func() (used int64)) {
+	return StartMemoryWatch(limit, cancel).Stop
+}
+
+// SmallAlloc is the size below which MemoryWatch.Reserve admits an allocation without
+// sampling the heap: smaller allocations are left to the watchdog.
+const SmallAlloc = 64 << 10
+
+// MemoryWatch is one watched invocation (see WatchMemory). Its methods are safe to call from
+// the invocation's goroutine while the watchdog runs.
+type MemoryWatch struct{ w *memWatch }
+
+// StartMemoryWatch is WatchMemory returning the watch itself, for adapters that also check
+// allocations before they happen (Reserve).
+func StartMemoryWatch(limit int64, cancel func(used int64)) *MemoryWatch {
 	w := &memWatch{limit: limit, cancel: cancel, base: heapAllocs()}
 	watchdog.add(w)
-	return func() int64 {
-		watchdog.remove(w)
-		return heapAllocs() - w.base
+	return &MemoryWatch{w}
+}
+
+// Stop ends the watch and returns the bytes charged. Call it exactly once.
+func (m *MemoryWatch) Stop() int64 {
+	watchdog.remove(m.w)
+	return heapAllocs() - m.w.base
+}
+
+// Used samples the heap now and returns the bytes charged so far.
+func (m *MemoryWatch) Used() int64 { return heapAllocs() - m.w.base }
+
+// Limit is the limit the watch was started with.
+func (m *MemoryWatch) Limit() int64 { return m.w.limit }
+
+// Reserve is the pre-allocation check of amplifying built-ins: it returns a *BudgetError for
+// BudgetMemory if allocating n more bytes would take the invocation past its limit, counting
+// what it has been charged so far. Allocations under SmallAlloc are admitted without a heap
+// sample unless n alone passes the limit.
+func (m *MemoryWatch) Reserve(lang Language, n int64) error {
+	limit := m.w.limit
+	if limit <= 0 {
+		return nil
 	}
+	if n < SmallAlloc && n <= limit {
+		return nil
+	}
+	used := int64(0)
+	if n <= limit {
+		used = m.Used()
+	}
+	if n > limit || used+n > limit {
+		return &BudgetError{Language: lang, Budget: BudgetMemory, Limit: limit, Used: used + n, Unit: "bytes"}
+	}
+	return nil
 }
 
 type memWatch struct {
