@@ -51,13 +51,13 @@ func newMapView(m map[string]any) *mapView { return &mapView{src: m} }
 
 // leaf converts a Go value of the request to Starlark; containers become views.
 func leaf(v any) starlark.Value {
-	switch v := v.(type) {
+	switch x := v.(type) {
 	case string:
-		return starlark.String(v)
+		return stringFromGo(v)
 	case map[string]any:
-		return &mapView{src: v}
+		return &mapView{src: x}
 	case []any:
-		return &listView{src: v}
+		return &listView{src: x}
 	}
 	return scalar(v)
 }
@@ -179,14 +179,20 @@ func (v *mapView) Items() []starlark.Tuple {
 // private returns the view's own copy, making it on first use.
 func (v *mapView) private() *starlark.Dict {
 	if v.own == nil {
-		d := starlark.NewDict(len(v.src))
-		for _, k := range v.sortedKeys() {
-			e, _, _ := v.get(k)
-			d.SetKey(starlark.String(k), e)
-		}
-		v.own, v.kids = d, nil
+		v.own, v.kids = v.copyDict(), nil
 	}
 	return v.own
+}
+
+// copyDict returns a new dict of the view's entries in key order; nested containers are
+// the view's (shared) child views.
+func (v *mapView) copyDict() *starlark.Dict {
+	d := starlark.NewDict(len(v.src))
+	for _, k := range v.sortedKeys() {
+		e, _, _ := v.get(k)
+		d.SetKey(starlark.String(k), e)
+	}
+	return d
 }
 
 func (v *mapView) SetKey(k, e starlark.Value) error { return v.private().SetKey(k, e) }

@@ -33,12 +33,14 @@ func outErr(format string, args ...any) error {
 }
 
 func (c *converter) value(v starlark.Value, depth int) (any, error) {
-	switch v := v.(type) {
+	switch x := v.(type) {
 	case starlark.String:
-		if err := c.meter.Add(scripting.OutputStringBytes + int64(len(v))); err != nil {
+		if err := c.meter.Add(scripting.OutputStringBytes + int64(len(x))); err != nil {
 			return nil, err
 		}
-		return string(v), nil
+		return stringToGo(v), nil
+	}
+	switch v := v.(type) {
 	case starlark.Int:
 		if err := c.meter.Add(scripting.OutputScalarBytes); err != nil {
 			return nil, err
@@ -129,11 +131,17 @@ func (c *converter) dict(d *starlark.Dict, depth int) (any, error) {
 		return nil, err
 	}
 	out := make(map[string]any, n)
-	for k, e := range d.Entries() {
+	// Iterate and Get rather than Entries: the range-over-func body would move this
+	// frame's variables to the heap on every dict.
+	it := d.Iterate()
+	defer it.Done()
+	var k starlark.Value
+	for it.Next(&k) {
 		ks, ok := k.(starlark.String)
 		if !ok {
 			return nil, outErr("dict key %s is a %s, not a string", k.String(), k.Type())
 		}
+		e, _, _ := d.Get(k)
 		g, err := c.value(e, depth+1)
 		if err != nil {
 			return nil, scripting.AtKey(err, string(ks))
