@@ -3,6 +3,7 @@ module metascript.dev/metascript
 go 1.26.8
 
 require (
+	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 	sigs.k8s.io/controller-runtime v0.25.2
