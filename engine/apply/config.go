@@ -1,0 +1,229 @@
+package apply
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+)
+
+// serverFields are metadata fields the API server owns; a hook's copy of them is dropped from
+// the applied configuration.
+var serverFields = []string{
+	"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+	"deletionGracePeriodSeconds", "managedFields", "selfLink",
+}
+
+// OwnerRef returns the ControllerRef pointing at parent (controller and blockOwnerDeletion
+// true), as Apply and Adopt expect it.
+func OwnerRef(parent *unstructured.Unstructured) metav1.OwnerReference {
+	return *metav1.NewControllerRef(parent, parent.GroupVersionKind())
+}
+
+// configuration returns the object Apply sends for desired and the hash it records: a
+// normalized deep copy of desired without server-owned metadata, whose ownerReferences hold
+// owner as the ControllerRef (replacing any entry with owner's UID, keeping the other plain
+// owner references the hook listed), and whose AppliedHashAnnotation holds the SHA-256 of
+// that configuration without the annotation. Normalizing through JSON makes the hash and the
+// comparison independent of the Go types the hook's converter produced (int vs int64).
+func configuration(owner metav1.OwnerReference, desired *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
+	if owner.UID == "" || owner.APIVersion == "" || owner.Kind == "" || owner.Name == "" {
+		return nil, "", fmt.Errorf("%w: owner reference needs apiVersion, kind, name and uid: %+v", ErrInvalid, owner)
+	}
+	raw, err := json.Marshal(desired.Object)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: desired object is not JSON: %v", ErrInvalid, err)
+	}
+	obj := map[string]interface{}{}
+	if err := utiljson.Unmarshal(raw, &obj); err != nil {
+		return nil, "", fmt.Errorf("%w: desired object is not JSON: %v", ErrInvalid, err)
+	}
+	config := &unstructured.Unstructured{Object: obj}
+	if config.GetAPIVersion() == "" || config.GetKind() == "" || config.GetName() == "" {
+		return nil, "", fmt.Errorf("%w: desired object needs apiVersion, kind and metadata.name", ErrInvalid)
+	}
+	if meta, ok := obj["metadata"].(map[string]interface{}); ok {
+		for _, f := range serverFields {
+			delete(meta, f)
+		}
+	}
+
+	refs := []metav1.OwnerReference{}
+	for _, ref := range config.GetOwnerReferences() {
+		if ref.UID == owner.UID {
+			continue
+		}
+		if ref.Controller != nil && *ref.Controller {
+			return nil, "", fmt.Errorf("%w: desired %s %s names another controller (%s %s)",
+				ErrInvalid, config.GetKind(), config.GetName(), ref.Kind, ref.Name)
+		}
+		refs = append(refs, ref)
+	}
+	yes := true
+	owner.Controller, owner.BlockOwnerDeletion = &yes, &yes
+	config.SetOwnerReferences(append(refs, owner))
+
+	annotations := config.GetAnnotations()
+	if _, ok := annotations[AppliedHashAnnotation]; ok {
+		delete(annotations, AppliedHashAnnotation)
+		config.SetAnnotations(annotations)
+	}
+	canonical, err := json.Marshal(config.Object) // map keys are sorted, so this is canonical
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	sum := sha256.Sum256(canonical)
+	hash := hex.EncodeToString(sum[:])
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AppliedHashAnnotation] = hash
+	config.SetAnnotations(annotations)
+	return config, hash, nil
+}
+
+// UpToDate reports whether applying desired for owner onto observed would change nothing
+// this controller cares about, so that no request is needed. It is true exactly when
+//
+//  1. observed's AppliedHashAnnotation equals the hash of the configuration Apply would send
+//     now (so the configuration last applied is the one wanted now: a field the hook stopped
+//     returning changes the hash, and the apply that follows removes it), and
+//  2. every field of that configuration is present in observed with an equal value (so a
+//     field someone else changed or removed is repaired). Maps are compared key by key, and
+//     fields observed has in addition (defaults, status, other managers' fields) are
+//     ignored; lists must have the same length and match element by element, except
+//     metadata.ownerReferences, where each applied entry must be present (matched by uid);
+//     numbers compare by value (1 equals 1.0); a null, empty map or empty list matches an
+//     absent field.
+//
+// False negatives cost one idempotent request, never a wrong result: a value the API server
+// normalizes (a quantity "0.5" stored as "500m") or an associative list another manager added
+// items to never compares equal, so such a child is re-applied at every sync. An error means
+// desired or owner is invalid (ErrInvalid).
+func UpToDate(owner metav1.OwnerReference, desired, observed *unstructured.Unstructured) (bool, error) {
+	config, hash, err := configuration(owner, desired)
+	if err != nil {
+		return false, err
+	}
+	return upToDate(config, hash, observed), nil
+}
+
+func upToDate(config *unstructured.Unstructured, hash string, observed *unstructured.Unstructured) bool {
+	if observed == nil || observed.GetAnnotations()[AppliedHashAnnotation] != hash {
+		return false
+	}
+	want := shallowCopy(config.Object)
+	meta := shallowCopy(config.Object["metadata"].(map[string]interface{}))
+	wantRefs := meta["ownerReferences"]
+	delete(meta, "ownerReferences")
+	want["metadata"] = meta
+	if !contains(want, observed.Object) {
+		return false
+	}
+	haveRefs, _, _ := unstructured.NestedFieldNoCopy(observed.Object, "metadata", "ownerReferences")
+	return containsByUID(wantRefs, haveRefs)
+}
+
+func shallowCopy(m map[string]interface{}) map[string]interface{} {
+	out := make(map[string]interface{}, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// contains reports whether have holds every field of want with an equal value, under the
+// rules listed in UpToDate.
+func contains(want, have interface{}) bool {
+	switch w := want.(type) {
+	case nil:
+		return have == nil
+	case map[string]interface{}:
+		h, ok := have.(map[string]interface{})
+		if !ok {
+			return have == nil && len(w) == 0
+		}
+		for k, wv := range w {
+			hv, present := h[k]
+			if !present {
+				if !empty(wv) {
+					return false
+				}
+				continue
+			}
+			if !contains(wv, hv) {
+				return false
+			}
+		}
+		return true
+	case []interface{}:
+		h, ok := have.([]interface{})
+		if !ok {
+			return have == nil && len(w) == 0
+		}
+		if len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(w[i], h[i]) {
+				return false
+			}
+		}
+		return true
+	case int64:
+		switch h := have.(type) {
+		case int64:
+			return w == h
+		case float64:
+			return float64(w) == h
+		}
+		return false
+	case float64:
+		switch h := have.(type) {
+		case int64:
+			return w == float64(h)
+		case float64:
+			return w == h
+		}
+		return false
+	}
+	return want == have
+}
+
+// empty reports whether v is null, an empty map or an empty list, which match an absent field.
+func empty(v interface{}) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case map[string]interface{}:
+		return len(v) == 0
+	case []interface{}:
+		return len(v) == 0
+	}
+	return false
+}
+
+// containsByUID reports whether every owner reference in want is present in have, matched by
+// uid.
+func containsByUID(want, have interface{}) bool {
+	w, _ := want.([]interface{})
+	h, _ := have.([]interface{})
+	for _, wr := range w {
+		uid := wr.(map[string]interface{})["uid"]
+		found := false
+		for _, hr := range h {
+			if hm, ok := hr.(map[string]interface{}); ok && hm["uid"] == uid {
+				found = contains(wr, hm)
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}

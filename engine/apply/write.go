@@ -1,0 +1,109 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Apply makes the child desired exist as this controller's child of owner, by server-side
+// apply with force under this Applier's field manager. The applied configuration is desired
+// with owner set as its ControllerRef (controller and blockOwnerDeletion true) and the
+// AppliedHashAnnotation recorded; see UpToDate for both. Because the field manager owns
+// exactly the fields of the last configuration, a field the hook stops returning is removed by
+// the next apply, unless another manager also owns it.
+//
+// observed is the child as the cache last saw it, or nil when the cache has none. When
+// UpToDate holds, Apply sends no request and returns Unchanged. Otherwise it returns Created
+// (observed was nil) or Updated. When observed is not nil its UID is sent as a precondition,
+// so a child deleted, or deleted and recreated by someone else, since it was observed is
+// neither recreated nor written (ErrConflict); a later sync decides again.
+//
+// Errors: ErrInvalid (bad desired or owner, or a namespace that does not fit res) and
+// ErrNotOwned (observed is controlled by another owner) must not be retried as they are;
+// ErrConflict means requeue; anything else comes from the API server, e.g. 422 Invalid when the
+// object fails validation or, with a stale cache, already has another controller.
+func (a *Applier) Apply(ctx context.Context, res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured) (Action, error) {
+	config, hash, err := configuration(owner, desired)
+	if err != nil {
+		return Unchanged, err
+	}
+	return a.apply(ctx, res, owner, config, hash, observed)
+}
+
+func (a *Applier) apply(ctx context.Context, res Resource, owner metav1.OwnerReference, config *unstructured.Unstructured, hash string, observed *unstructured.Unstructured) (Action, error) {
+	client, err := a.resourceFor(res, config)
+	if err != nil {
+		return Unchanged, err
+	}
+	action := Created
+	if observed != nil {
+		if err := a.checkObserved(res, owner, config, observed); err != nil {
+			return Unchanged, err
+		}
+		if upToDate(config, hash, observed) {
+			return Unchanged, nil
+		}
+		action = Updated
+		// A uid in an apply configuration is a precondition, not a field to set.
+		config.SetUID(observed.GetUID())
+	}
+	_, err = client.Apply(ctx, config.GetName(), config, metav1.ApplyOptions{FieldManager: a.manager, Force: true})
+	if err != nil {
+		return Unchanged, classify("apply", res, config, err)
+	}
+	return action, nil
+}
+
+// checkObserved refuses to write over an observed object that is not the desired one or is
+// controlled by another owner.
+func (a *Applier) checkObserved(res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured) error {
+	if observed.GetName() != desired.GetName() || observed.GetNamespace() != desired.GetNamespace() {
+		return fmt.Errorf("%w: observed %s is not desired %s", ErrInvalid, describe(res, observed), describe(res, desired))
+	}
+	if observed.GetUID() == "" {
+		return fmt.Errorf("%w: observed %s has no metadata.uid", ErrInvalid, describe(res, observed))
+	}
+	if ref := controllerOf(observed); ref != nil && ref.UID != owner.UID {
+		return fmt.Errorf("%w: %s is controlled by %s %s", ErrNotOwned, describe(res, observed), ref.Kind, ref.Name)
+	}
+	return nil
+}
+
+// Delete deletes the observed child with background propagation, on the precondition that
+// it still has observed's UID, so that a child replaced by a new object of the same name is
+// left alone. It sends no resourceVersion precondition: a child no longer wanted is deleted
+// whatever else changed in it.
+//
+// Errors: ErrGone (already deleted; nothing to do, requeue is optional), ErrConflict (replaced
+// by a new object: requeue to decide about the new one), ErrInvalid (observed lacks name or
+// UID or its namespace does not fit res: do not retry); anything else is worth a retry.
+func (a *Applier) Delete(ctx context.Context, res Resource, observed *unstructured.Unstructured) error {
+	return a.delete(ctx, res, observed, false)
+}
+
+// delete is Delete, optionally also on the precondition of observed's resourceVersion, so
+// that a child that changed since it was judged out of date is judged again first.
+func (a *Applier) delete(ctx context.Context, res Resource, observed *unstructured.Unstructured, matchVersion bool) error {
+	client, err := a.resourceFor(res, observed)
+	if err != nil {
+		return err
+	}
+	uid := observed.GetUID()
+	if uid == "" {
+		return fmt.Errorf("%w: observed %s has no metadata.uid", ErrInvalid, describe(res, observed))
+	}
+	pre := &metav1.Preconditions{UID: &uid}
+	if matchVersion {
+		rv := observed.GetResourceVersion()
+		pre.ResourceVersion = &rv
+	}
+	background := metav1.DeletePropagationBackground
+	err = client.Delete(ctx, observed.GetName(), metav1.DeleteOptions{Preconditions: pre, PropagationPolicy: &background})
+	if err != nil {
+		return classify("delete", res, observed, err)
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+// Package claim is the ControllerRef decision table: given a parent and one candidate child,
+// it says whether the parent adopts, keeps, releases or ignores the child, by the three laws
+// of controllers (take ownership, don't interfere, don't share). It performs no I/O; the
+// caller carries out the decision (engine/apply has the writes).
+//
+// The table follows Kubernetes' ControllerRefManager.ClaimObject:
+//
+//	child's ControllerRef   selector matches   parent deleting   child deleting   decision
+//	other controller        any                any               any              Ignore
+//	this parent             yes                any               any              Keep
+//	this parent             no                 no                any              Release
+//	this parent             no                 yes               any              Ignore
+//	none (orphan)           no                 any               any              Ignore
+//	none (orphan)           yes                yes               any              Ignore
+//	none (orphan)           yes                no                yes              Ignore
+//	none (orphan)           yes                no                no               Adopt
+//
+// Before any of these rows, a child outside a namespaced parent's namespace is ignored: an
+// owner reference cannot cross namespaces, so such an object is never this parent's child.
+//
+// Why a deleting parent keeps what it owns but releases nothing: keeping requires no write,
+// and the finalize hook must still see the children it is tearing down; releasing or adopting
+// is a write on behalf of a parent that is going away, and adopting would re-adopt the very
+// objects the garbage collector's orphan finalizer is orphaning. An owned child that stopped
+// matching while the parent is deleting is therefore ignored (not counted, not touched) and
+// left to the garbage collector.
+package claim
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Decision is what a parent does with a candidate child.
+type Decision int
+
+const (
+	// Ignore: the child is not this parent's and must not be touched or counted.
+	Ignore Decision = iota
+	// Keep: the child is owned by this parent and still matches; count it, no write needed.
+	Keep
+	// Adopt: the child is a matching orphan; add this parent's ControllerRef, then count it.
+	Adopt
+	// Release: the child is owned by this parent but no longer matches; remove this parent
+	// from its ownerReferences and stop counting it.
+	Release
+)
+
+// String returns the decision's name.
+func (d Decision) String() string {
+	switch d {
+	case Ignore:
+		return "Ignore"
+	case Keep:
+		return "Keep"
+	case Adopt:
+		return "Adopt"
+	case Release:
+		return "Release"
+	}
+	return "Decision(?)"
+}
+
+// Claimed reports whether the child belongs to the parent once the decision is carried out,
+// that is whether it is among the children the parent's hook sees.
+func (d Decision) Claimed() bool { return d == Keep || d == Adopt }
+
+// Parent is what the table needs to know about the parent.
+type Parent struct {
+	UID types.UID
+	// Namespace is empty for a cluster-scoped parent.
+	Namespace string
+	// Deleting is true once the parent has a deletionTimestamp.
+	Deleting bool
+	// Selector chooses the parent's children. Nil selects nothing, like labels.Nothing():
+	// a parent without a selector releases whatever it owns.
+	Selector labels.Selector
+}
+
+// Child is what the table needs to know about a candidate child.
+type Child struct {
+	// Namespace is empty for a cluster-scoped child.
+	Namespace       string
+	OwnerReferences []metav1.OwnerReference
+	Labels          map[string]string
+	// Deleting is true once the child has a deletionTimestamp.
+	Deleting bool
+}
+
+// ParentOf describes obj as a parent choosing children with selector.
+func ParentOf(obj metav1.Object, selector labels.Selector) Parent {
+	return Parent{
+		UID:       obj.GetUID(),
+		Namespace: obj.GetNamespace(),
+		Deleting:  obj.GetDeletionTimestamp() != nil,
+		Selector:  selector,
+	}
+}
+
+// ChildOf describes obj as a candidate child. It shares obj's slices and maps; Decide only
+// reads them.
+func ChildOf(obj metav1.Object) Child {
+	return Child{
+		Namespace:       obj.GetNamespace(),
+		OwnerReferences: obj.GetOwnerReferences(),
+		Labels:          obj.GetLabels(),
+		Deleting:        obj.GetDeletionTimestamp() != nil,
+	}
+}
+
+// Decide applies the table in the package comment. It is a pure function, safe for
+// concurrent use.
+func Decide(parent Parent, child Child) Decision {
+	if parent.Namespace != "" && child.Namespace != parent.Namespace {
+		return Ignore
+	}
+	matches := parent.Selector != nil && parent.Selector.Matches(labels.Set(child.Labels))
+	if ref := controllerRef(child.OwnerReferences); ref != nil {
+		switch {
+		case ref.UID != parent.UID:
+			return Ignore
+		case matches:
+			return Keep
+		case parent.Deleting:
+			return Ignore
+		default:
+			return Release
+		}
+	}
+	if !matches || parent.Deleting || child.Deleting {
+		return Ignore
+	}
+	return Adopt
+}
+
+// controllerRef returns the owner reference with controller=true. The API server allows at
+// most one.
+func controllerRef(refs []metav1.OwnerReference) *metav1.OwnerReference {
+	for i := range refs {
+		if refs[i].Controller != nil && *refs[i].Controller {
+			return &refs[i]
+		}
+	}
+	return nil
+}
