@@ -28,6 +28,10 @@ const (
 	UID             = "metascript/uid"
 )
 
+// AllNamespaces is the OrphanNamespace key under which every namespaced orphan is also
+// indexed, for cluster-scoped parents with namespaced children.
+const AllNamespaces = "*"
+
 // Informer is the part of a shared informer an index is added to.
 type Informer interface {
 	EnsureIndex(name string, fn cache.IndexFunc) error
@@ -107,7 +111,10 @@ func orphanNamespace(obj any) ([]string, error) {
 	if ControllerRef(u) != nil {
 		return nil, nil
 	}
-	return []string{u.GetNamespace()}, nil
+	if ns := u.GetNamespace(); ns != "" {
+		return []string{ns, AllNamespaces}, nil
+	}
+	return []string{""}, nil
 }
 
 func selectorTerms(obj any) ([]string, error) {

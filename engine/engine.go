@@ -1,0 +1,110 @@
+// Package engine wires the Metascript engine: API clients, the shared informer factory, the
+// discovery resolver, the scripting runtime with both language adapters, Events, metrics and
+// the controller manager. The command `metascript run` and the test suites both start the
+// engine through New and Run, so they run the same thing.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+
+	"metascript.dev/metascript/engine/informers"
+	"metascript.dev/metascript/engine/manager"
+	"metascript.dev/metascript/engine/metrics"
+	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/starlark"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Config reaches the API server. Its QPS and Burst are used as given.
+	Config *rest.Config
+	// Workers reconcile parents concurrently, per controller.
+	Workers int
+	// CacheSize bounds the compiled-program cache.
+	CacheSize int
+	// Defaults apply to hooks that set no budget; Ceilings cap what any controller asks for.
+	Defaults, Ceilings scripting.Budget
+	// StatusInterval is how often controller status counts are refreshed.
+	StatusInterval time.Duration
+	Log            *slog.Logger
+	// Metrics defaults to a new registry.
+	Metrics *metrics.Metrics
+}
+
+// Engine is a configured, not yet running engine.
+type Engine struct {
+	Metrics *metrics.Metrics
+	Runtime *scripting.Runtime
+
+	opts        Options
+	broadcaster record.EventBroadcaster
+	factory     *informers.Factory
+	manager     *manager.Manager
+}
+
+// NewRuntime returns a scripting runtime with the language adapters.
+func NewRuntime(opts scripting.Options) *scripting.Runtime {
+	return scripting.NewRuntime(opts, starlark.NewCompiler())
+}
+
+// New builds the engine's clients and components. Nothing runs until Run.
+func New(opts Options) (*Engine, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	dyn, err := dynamic.NewForConfig(opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	e := &Engine{
+		Metrics:     opts.Metrics,
+		Runtime:     NewRuntime(scripting.Options{CacheSize: opts.CacheSize, Defaults: opts.Defaults, Ceilings: opts.Ceilings}),
+		opts:        opts,
+		broadcaster: record.NewBroadcaster(),
+		factory:     informers.NewFactory(dyn),
+	}
+	e.manager = manager.New(manager.Options{
+		Dynamic:        dyn,
+		Kube:           kube,
+		Resolver:       resources.NewResolver(kube.Discovery()),
+		Informers:      e.factory,
+		Compiler:       e.Runtime,
+		Recorder:       e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"}),
+		Metrics:        opts.Metrics,
+		Log:            opts.Log,
+		Workers:        opts.Workers,
+		StatusInterval: opts.StatusInterval,
+	})
+	e.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	return e, nil
+}
+
+// Ready reports whether every controller resource has been acted on once.
+func (e *Engine) Ready() bool { return e.manager.Ready() }
+
+// Run runs the engine until ctx ends; then it stops taking work, lets in-flight reconciles
+// finish, stops the informers and flushes Events. It is called once.
+func (e *Engine) Run(ctx context.Context) error {
+	defer e.broadcaster.Shutdown()
+	defer e.factory.Shutdown()
+	return e.manager.Run(ctx)
+}

@@ -1,0 +1,121 @@
+// Package metrics defines the engine's Prometheus metrics. One *Metrics is made per process
+// and registered once; reconcilers record through it. All methods are safe for concurrent use.
+//
+//	metascript_reconciles_total{controller,result}                 result: success|error
+//	metascript_reconcile_duration_seconds{controller}
+//	metascript_hook_invocations_total{controller,hook,form,result} result: success|error|budget|invalid
+//	metascript_hook_duration_seconds{controller,hook,form}
+//	metascript_hook_budget_exhausted_total{controller,hook,budget}
+//	metascript_child_operations_total{controller,operation}        create|update|delete|adopt|release
+//	metascript_workqueue_depth{name}, metascript_workqueue_adds_total{name},
+//	metascript_workqueue_retries_total{name}, metascript_workqueue_queue_duration_seconds{name},
+//	metascript_workqueue_work_duration_seconds{name}
+//	metascript_controllers{state}                                  running|failed
+package metrics
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Metrics holds the engine's collectors.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	Reconciles        *prometheus.CounterVec
+	ReconcileDuration *prometheus.HistogramVec
+	HookInvocations   *prometheus.CounterVec
+	HookDuration      *prometheus.HistogramVec
+	BudgetExhausted   *prometheus.CounterVec
+	ChildOperations   *prometheus.CounterVec
+	Controllers       *prometheus.GaugeVec
+
+	queueDepth    *prometheus.GaugeVec
+	queueAdds     *prometheus.CounterVec
+	queueLatency  *prometheus.HistogramVec
+	queueWork     *prometheus.HistogramVec
+	queueRetries  *prometheus.CounterVec
+	queueUnfinish *prometheus.GaugeVec
+	queueLongest  *prometheus.GaugeVec
+}
+
+var (
+	setProvider sync.Once
+	// current receives the workqueue metrics; client-go allows one provider per process.
+	current *Metrics
+)
+
+// New makes and registers the engine's metrics in a new registry that also holds the Go and
+// process collectors. The first Metrics made in a process becomes the work queues' metrics
+// provider.
+func New() *Metrics {
+	m := &Metrics{Registry: prometheus.NewRegistry()}
+	f := func(c prometheus.Collector) { m.Registry.MustRegister(c) }
+	f(collectors.NewGoCollector())
+	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.Reconciles = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_reconciles_total",
+		Help: "Reconciles of parents, by controller and result."}, []string{"controller", "result"})
+	m.ReconcileDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "metascript_reconcile_duration_seconds",
+		Help: "Duration of one reconcile.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"controller"})
+	m.HookInvocations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_hook_invocations_total",
+		Help: "Hook invocations by controller, hook, form and result."}, []string{"controller", "hook", "form", "result"})
+	m.HookDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "metascript_hook_duration_seconds",
+		Help: "Latency of one hook invocation, conversion included.", Buckets: prometheus.ExponentialBuckets(0.00001, 2.5, 16)},
+		[]string{"controller", "hook", "form"})
+	m.BudgetExhausted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_hook_budget_exhausted_total",
+		Help: "Hook invocations stopped by a budget."}, []string{"controller", "hook", "budget"})
+	m.ChildOperations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_child_operations_total",
+		Help: "Writes of children by operation."}, []string{"controller", "operation"})
+	m.Controllers = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "metascript_controllers",
+		Help: "Controller resources by state."}, []string{"state"})
+	q := func(name, help string) prometheus.Opts {
+		return prometheus.Opts{Name: "metascript_workqueue_" + name, Help: help}
+	}
+	m.queueDepth = prometheus.NewGaugeVec(prometheus.GaugeOpts(q("depth", "Work queue depth.")), []string{"name"})
+	m.queueAdds = prometheus.NewCounterVec(prometheus.CounterOpts(q("adds_total", "Work queue adds.")), []string{"name"})
+	m.queueRetries = prometheus.NewCounterVec(prometheus.CounterOpts(q("retries_total", "Work queue retries.")), []string{"name"})
+	m.queueUnfinish = prometheus.NewGaugeVec(prometheus.GaugeOpts(q("unfinished_work_seconds", "Seconds of work in progress.")), []string{"name"})
+	m.queueLongest = prometheus.NewGaugeVec(prometheus.GaugeOpts(q("longest_running_processor_seconds", "Longest running item.")), []string{"name"})
+	m.queueLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "metascript_workqueue_queue_duration_seconds",
+		Help: "Time an item waits in the queue.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}, []string{"name"})
+	m.queueWork = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "metascript_workqueue_work_duration_seconds",
+		Help: "Time processing an item.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}, []string{"name"})
+	for _, c := range []prometheus.Collector{m.Reconciles, m.ReconcileDuration, m.HookInvocations, m.HookDuration,
+		m.BudgetExhausted, m.ChildOperations, m.Controllers, m.queueDepth, m.queueAdds, m.queueRetries,
+		m.queueUnfinish, m.queueLongest, m.queueLatency, m.queueWork} {
+		f(c)
+	}
+	setProvider.Do(func() {
+		current = m
+		workqueue.SetProvider(provider{})
+	})
+	return m
+}
+
+// provider forwards client-go's work queue metrics to the first Metrics of the process.
+type provider struct{}
+
+func (provider) NewDepthMetric(name string) workqueue.GaugeMetric {
+	return current.queueDepth.WithLabelValues(name)
+}
+func (provider) NewAddsMetric(name string) workqueue.CounterMetric {
+	return current.queueAdds.WithLabelValues(name)
+}
+func (provider) NewLatencyMetric(name string) workqueue.HistogramMetric {
+	return current.queueLatency.WithLabelValues(name)
+}
+func (provider) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+	return current.queueWork.WithLabelValues(name)
+}
+func (provider) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return current.queueUnfinish.WithLabelValues(name)
+}
+func (provider) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return current.queueLongest.WithLabelValues(name)
+}
+func (provider) NewRetriesMetric(name string) workqueue.CounterMetric {
+	return current.queueRetries.WithLabelValues(name)
+}

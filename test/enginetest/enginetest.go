@@ -1,0 +1,250 @@
+// Package enginetest runs the whole engine in-process against a real control plane, for the
+// integration and example suites: the same engine.New and Run that `metascript run` uses.
+package enginetest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/yaml"
+
+	"metascript.dev/metascript/engine"
+	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/test/controlplane"
+)
+
+// Env is a running control plane with the engine running against it.
+type Env struct {
+	ControlPlane *controlplane.ControlPlane
+	Dynamic      dynamic.Interface
+	Kube         kubernetes.Interface
+	Engine       *engine.Engine
+
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Options tune Start.
+type Options struct {
+	// CRDDirs are installed besides the project's own CRDs.
+	CRDDirs []string
+	// Workers per controller; default 2.
+	Workers int
+}
+
+// Start starts a control plane and the engine. Call Stop when done (TestMain).
+func Start(opts Options) (*Env, error) {
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	cp, err := controlplane.Start(controlplane.Options{
+		CRDDirs: append([]string{filepath.Join(root, "manifests", "crds")}, opts.CRDDirs...),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Workers == 0 {
+		opts.Workers = 2
+	}
+	level := slog.LevelWarn
+	if os.Getenv("METASCRIPT_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	eng, err := engine.New(engine.Options{
+		Config:         cp.Config,
+		Workers:        opts.Workers,
+		CacheSize:      128,
+		Defaults:       scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 10_000_000, MaxStackDepth: 200, MaxMemory: 64 << 20},
+		Ceilings:       scripting.Budget{Timeout: 10 * time.Second, MaxSteps: 100_000_000, MaxStackDepth: 1000, MaxMemory: 256 << 20},
+		StatusInterval: 500 * time.Millisecond,
+		Log:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+	})
+	if err != nil {
+		cp.Stop()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &Env{ControlPlane: cp, Engine: eng, cancel: cancel, done: make(chan error, 1),
+		Dynamic: dynamic.NewForConfigOrDie(cp.Config), Kube: kubernetes.NewForConfigOrDie(cp.Config)}
+	go func() { e.done <- eng.Run(ctx) }()
+	return e, nil
+}
+
+// Stop stops the engine, then the control plane.
+func (e *Env) Stop() {
+	e.cancel()
+	<-e.done
+	_ = e.ControlPlane.Stop()
+}
+
+// Namespace creates a fresh namespace for one test.
+func (e *Env) Namespace(t testing.TB) string {
+	t.Helper()
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	name = strings.Trim(name, "-") + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
+	_, err := e.Kube.CoreV1().Namespaces().Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	return name
+}
+
+// Resource maps an object's apiVersion and kind to its resource through discovery.
+func (e *Env) Resource(t testing.TB, apiVersion, kind string) (schema.GroupVersionResource, bool) {
+	t.Helper()
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := restmapper.GetAPIGroupResources(discovery.NewDiscoveryClientForConfigOrDie(e.ControlPlane.Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := restmapper.NewDiscoveryRESTMapper(groups).RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
+	if err != nil {
+		t.Fatalf("mapping %s %s: %v", apiVersion, kind, err)
+	}
+	return m.Resource, m.Scope.Name() == "namespace"
+}
+
+// Client returns the dynamic client of obj's resource, namespaced as obj is.
+func (e *Env) Client(t testing.TB, obj *unstructured.Unstructured) dynamic.ResourceInterface {
+	t.Helper()
+	gvr, namespaced := e.Resource(t, obj.GetAPIVersion(), obj.GetKind())
+	if namespaced {
+		return e.Dynamic.Resource(gvr).Namespace(obj.GetNamespace())
+	}
+	return e.Dynamic.Resource(gvr)
+}
+
+// Object parses YAML into an object.
+func Object(t testing.TB, doc string) *unstructured.Unstructured {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatalf("parsing YAML: %v", err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+// ObjectsFromFile parses a multi-document YAML file.
+func ObjectsFromFile(t testing.TB, path string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split(string(data), "\n---") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		out = append(out, Object(t, doc))
+	}
+	return out
+}
+
+// Create creates obj (in namespace ns when it is namespaced and names none).
+func (e *Env) Create(t testing.TB, ns string, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	if _, namespaced := e.Resource(t, obj.GetAPIVersion(), obj.GetKind()); namespaced && obj.GetNamespace() == "" {
+		obj.SetNamespace(ns)
+	}
+	out, err := e.Client(t, obj).Create(context.Background(), obj, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+	}
+	return out
+}
+
+// Get reads an object; nil when it does not exist.
+func (e *Env) Get(t testing.TB, apiVersion, kind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	probe := &unstructured.Unstructured{}
+	probe.SetAPIVersion(apiVersion)
+	probe.SetKind(kind)
+	probe.SetNamespace(ns)
+	out, err := e.Client(t, probe).Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("getting %s %s/%s: %v", kind, ns, name, err)
+	}
+	return out
+}
+
+// Patch merge-patches an object.
+func (e *Env) Patch(t testing.TB, obj *unstructured.Unstructured, patch string) *unstructured.Unstructured {
+	t.Helper()
+	out, err := e.Client(t, obj).Patch(context.Background(), obj.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatalf("patching %s %s: %v", obj.GetKind(), obj.GetName(), err)
+	}
+	return out
+}
+
+// Delete deletes an object.
+func (e *Env) Delete(t testing.TB, obj *unstructured.Unstructured) {
+	t.Helper()
+	err := e.Client(t, obj).Delete(context.Background(), obj.GetName(), metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatalf("deleting %s %s: %v", obj.GetKind(), obj.GetName(), err)
+	}
+}
+
+// Eventually polls cond every 50ms until it returns true or timeout passes; then it fails the
+// test with the last message cond gave.
+func Eventually(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	msg := ""
+	for {
+		ok, m := cond()
+		if ok {
+			return
+		}
+		msg = m
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met after %s: %s", timeout, msg)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Events returns the Events about an object, by reason.
+func (e *Env) Events(t testing.TB, ns, name string) map[string][]string {
+	t.Helper()
+	list, err := e.Kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
+		FieldSelector: "involvedObject.name=" + name,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, ev := range list.Items {
+		out[ev.Reason] = append(out[ev.Reason], ev.Message)
+	}
+	return out
+}
