@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
@@ -46,6 +47,10 @@ type Options struct {
 	CRDDirs []string
 	// Workers per controller; default 2.
 	Workers int
+	// EngineConfig, when set, adjusts the engine's copy of the control plane's config before
+	// the engine is built: to wrap its transport, impersonate a user, or set QPS and Burst.
+	// The Env's own clients keep the unmodified config.
+	EngineConfig func(*rest.Config)
 }
 
 // Start starts a control plane and the engine. Call Stop when done (TestMain).
@@ -67,8 +72,12 @@ func Start(opts Options) (*Env, error) {
 	if os.Getenv("METASCRIPT_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
+	cfg := rest.CopyConfig(cp.Config)
+	if opts.EngineConfig != nil {
+		opts.EngineConfig(cfg)
+	}
 	eng, err := engine.New(engine.Options{
-		Config:         cp.Config,
+		Config:         cfg,
 		Workers:        opts.Workers,
 		CacheSize:      128,
 		Defaults:       scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 10_000_000, MaxStackDepth: 200, MaxMemory: 64 << 20},
