@@ -120,11 +120,14 @@ func request(site map[string]any, desired any, finalizing bool) map[string]any {
 func golden(t *testing.T, lang scripting.Language, step string, resp map[string]any) {
 	t.Helper()
 	path := filepath.Join("testdata", "hooks", step+".json")
-	got, err := json.MarshalIndent(resp, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(resp); err != nil {
 		t.Fatal(err)
 	}
-	got = append(got, '\n')
+	got := buf.Bytes()
 	if *update && lang == scripting.Starlark {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
