@@ -276,7 +276,8 @@ func checkNoWritesOnResync(t *testing.T, ns string) {
 	before := versions(t, ns)
 	enginetest.Eventually(t, wait, func() (bool, string) {
 		n := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues("website", "success"))
-		return n > reconciles, "the site was not reconciled after its label changed"
+		depth := queueDepth(t, "compositecontroller/website")
+		return n > reconciles && depth == 0, fmt.Sprintf("reconciles %v → %v, queue depth %v", reconciles, n, depth)
 	})
 	if after := versions(t, ns); !reflect.DeepEqual(after, before) {
 		t.Errorf("a resync of a converged site wrote:\nbefore %v\nafter  %v", before, after)
@@ -360,6 +361,29 @@ func gauge(t *testing.T, g any) float64 {
 		t.Fatal(err)
 	}
 	return m.GetGauge().GetValue()
+}
+
+// queueDepth reads the engine's work-queue depth gauge of one queue.
+func queueDepth(t *testing.T, queue string) float64 {
+	t.Helper()
+	families, err := env.Engine.Metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "metascript_workqueue_depth" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "name" && l.GetValue() == queue {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no metascript_workqueue_depth for %s", queue)
+	return 0
 }
 
 func contains(list []string, s string) bool {
