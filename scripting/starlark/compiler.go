@@ -97,9 +97,8 @@ func (c *Compiler) Compile(name, source string) (scripting.Program, error) {
 
 	p := &program{name: name, globals: globals}
 	for n, v := range globals {
-		if fn, ok := v.(*starlark.Function); ok {
+		if _, ok := v.(*starlark.Function); ok {
 			p.functions = append(p.functions, n)
-			_ = fn
 		}
 	}
 	slices.Sort(p.functions)

@@ -343,8 +343,6 @@ func (v *listView) Slice(start, end, step int) starlark.Value {
 
 func (v *listView) SetIndex(i int, e starlark.Value) error { return v.private().SetIndex(i, e) }
 
-var listReadMethods = map[string]bool{"index": true}
-
 func (v *listView) Attr(name string) (starlark.Value, error) { return v.private().Attr(name) }
 func (v *listView) AttrNames() []string                      { return starlark.NewList(nil).AttrNames() }
 
