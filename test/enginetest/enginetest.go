@@ -37,6 +37,10 @@ type Env struct {
 	Kube         kubernetes.Interface
 	Engine       *engine.Engine
 
+	// Requests counts the engine's API requests by verb (GET, LIST, WATCH, POST, PUT, PATCH,
+	// DELETE) since the last Requests.Reset.
+	Requests *RequestCounter
+
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -72,12 +76,14 @@ func Start(opts Options) (*Env, error) {
 	if os.Getenv("METASCRIPT_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	cfg := rest.CopyConfig(cp.Config)
+	counter := &RequestCounter{}
+	engineConfig := rest.CopyConfig(cp.Config)
+	engineConfig.Wrap(counter.wrap)
 	if opts.EngineConfig != nil {
-		opts.EngineConfig(cfg)
+		opts.EngineConfig(engineConfig)
 	}
 	eng, err := engine.New(engine.Options{
-		Config:         cfg,
+		Config:         engineConfig,
 		Workers:        opts.Workers,
 		CacheSize:      128,
 		Defaults:       scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 10_000_000, MaxStackDepth: 200, MaxMemory: 64 << 20},
@@ -90,7 +96,7 @@ func Start(opts Options) (*Env, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Env{ControlPlane: cp, Engine: eng, cancel: cancel, done: make(chan error, 1),
+	e := &Env{ControlPlane: cp, Engine: eng, Requests: counter, cancel: cancel, done: make(chan error, 1),
 		Dynamic: dynamic.NewForConfigOrDie(cp.Config), Kube: kubernetes.NewForConfigOrDie(cp.Config)}
 	go func() { e.done <- eng.Run(ctx) }()
 	return e, nil

@@ -440,3 +440,29 @@ spec: {items: [{name: a, value: "1"}]}`))
 		t.Fatalf("generated selector label or owner missing: labels %v owners %+v", cm.GetLabels(), cm.GetOwnerReferences())
 	}
 }
+
+// TestParentResourceInstalledLater: a controller whose parent CRD is not served yet reports
+// Ready=False and starts once the CRD appears, without a restart.
+func TestParentResourceInstalledLater(t *testing.T) {
+	cc := controller(t, "late.yaml")
+	readyReason := func() string {
+		cur := env.Get(t, "metascript.dev/v1alpha1", "CompositeController", "", cc.GetName())
+		conds, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")
+		for _, c := range conds {
+			if m := c.(map[string]any); m["type"] == "Ready" {
+				return fmt.Sprint(m["status"], "/", m["reason"])
+			}
+		}
+		return ""
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		r := readyReason()
+		return r == "False/ResourceNotFound", "Ready = " + r
+	})
+	crd := env.Create(t, "", enginetest.ObjectsFromFile(t, filepath.Join("testdata", "late-crd.yaml"))[0])
+	t.Cleanup(func() { env.Delete(t, crd) })
+	enginetest.Eventually(t, 60*time.Second, func() (bool, string) {
+		r := readyReason()
+		return r == "True/Running", "Ready = " + r
+	})
+}
