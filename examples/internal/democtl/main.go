@@ -241,7 +241,7 @@ func (c *client) tree(ctx context.Context, apiVersion, kind, ns, name string) er
 		}
 		for _, item := range list.Items {
 			if ref := metav1.GetControllerOfNoCopy(&item); ref != nil && ref.UID == obj.GetUID() {
-				lines = append(lines, fmt.Sprintf("  %-10s %-22s created %s", k.kind, item.GetName(),
+				lines = append(lines, fmt.Sprintf("    %-10s %-22s created %s", k.kind, item.GetName(),
 					item.GetCreationTimestamp().Format(time.TimeOnly)))
 			}
 		}
