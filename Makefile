@@ -7,6 +7,8 @@ CLUSTER_DIR := .cluster
 KUBECONFIG_FILE := $(CLUSTER_DIR)/kubeconfig
 PARENTS ?= 200
 CHILDREN ?= 5
+# e.g. CONVERGE_FLAGS='-workers=8 -qps=1000 -burst=2000' (defaults: metascript run's 4, 50, 100)
+CONVERGE_FLAGS ?=
 
 .PHONY: help build generate controlplane cluster-up cluster-down demo test test-unit test-race \
         test-integration test-e2e vet bench bench-hooks bench-converge clean
@@ -53,7 +55,7 @@ bench-hooks: ## hook call overhead: go, starlark, javascript, webhook at 10 and 
 	$(GO) test -run '^$$' -bench 'BenchmarkSync' -benchmem ./scripting/bench/
 
 bench-converge: build controlplane ## PARENTS x CHILDREN from cold start vs a bare client-go program
-	$(GO) test -count=1 -timeout 30m -run TestConverge -v ./test/converge/ -parents=$(PARENTS) -children=$(CHILDREN)
+	$(GO) test -count=1 -timeout 30m -run '^TestConverge$$' -v ./test/converge/ -parents=$(PARENTS) -children=$(CHILDREN) $(CONVERGE_FLAGS)
 
 clean: ## remove build outputs (keeps the control-plane cache)
 	rm -rf bin
