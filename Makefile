@@ -54,7 +54,7 @@ bench: bench-hooks ## every benchmark that needs no cluster
 bench-hooks: ## hook call overhead: go, starlark, javascript, webhook at 10 and 1000 children
 	$(GO) test -run '^$$' -bench 'BenchmarkSync' -benchmem ./scripting/bench/
 
-bench-converge: build controlplane ## PARENTS x CHILDREN from cold start vs a bare client-go program
+bench-converge: controlplane ## PARENTS x CHILDREN from cold start vs a bare client-go program
 	$(GO) test -count=1 -timeout 30m -run '^TestConverge$$' -v ./test/converge/ -parents=$(PARENTS) -children=$(CHILDREN) $(CONVERGE_FLAGS)
 
 clean: ## remove build outputs (keeps the control-plane cache)

@@ -51,6 +51,9 @@ type Options struct {
 	CRDDirs []string
 	// Workers per controller; default 2.
 	Workers int
+	// BeforeEngine, when set, runs once the control plane is up and before the engine
+	// starts: to install what the engine needs to find, such as RBAC rules.
+	BeforeEngine func(*controlplane.ControlPlane) error
 	// EngineConfig, when set, adjusts the engine's copy of the control plane's config before
 	// the engine is built: to wrap its transport, impersonate a user, or set QPS and Burst.
 	// The Env's own clients keep the unmodified config.
@@ -68,6 +71,12 @@ func Start(opts Options) (*Env, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if opts.BeforeEngine != nil {
+		if err := opts.BeforeEngine(cp); err != nil {
+			cp.Stop()
+			return nil, err
+		}
 	}
 	if opts.Workers == 0 {
 		opts.Workers = 2
