@@ -52,6 +52,17 @@ func TestApplyCreatesUpdatesAndRemovesDroppedFields(t *testing.T) {
 	if got, want := live.GetLabels(), map[string]string{"app": "a"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("labels after update = %v, want %v", got, want)
 	}
+
+	// Only dropping a field: everything desired is already in place, yet the field must go.
+	third := configMap(ns, "child", map[string]string{"app": "a"}, map[string]string{"keep": "1"})
+	action, err = a.Apply(ctx, configMaps, owner, third, live)
+	if err != nil || action != Updated {
+		t.Fatalf("third Apply = %v, %v; want Updated", action, err)
+	}
+	live = observe(t, ctx, configMaps, ns, "child")
+	if got, want := dataOf(t, live), map[string]string{"keep": "1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("data after dropping a key = %v, want %v", got, want)
+	}
 }
 
 func TestApplySendsNoRequestAtSteadyState(t *testing.T) {
