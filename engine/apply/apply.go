@@ -114,7 +114,10 @@ func classify(op string, res Resource, obj *unstructured.Unstructured, err error
 // uidChanged reports whether err is the API server refusing an apply whose metadata.uid
 // precondition names an object that was replaced: it answers 422 "field is immutable" on
 // metadata.uid rather than 409.
-func uidChanged(err error) bool {
+func uidChanged(err error) bool { return invalidField(err, "metadata.uid") }
+
+// invalidField reports whether err is a 422 Invalid naming field among its causes.
+func invalidField(err error, field string) bool {
 	if !apierrors.IsInvalid(err) {
 		return false
 	}
@@ -123,7 +126,7 @@ func uidChanged(err error) bool {
 		return false
 	}
 	for _, cause := range status.Status().Details.Causes {
-		if cause.Field == "metadata.uid" {
+		if cause.Field == field {
 			return true
 		}
 	}
