@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"metascript.dev/metascript/cmd/metascript/internal/hooktest"
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
@@ -74,7 +75,7 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 	}
 	ctrl, err := set.Find(*name)
 	if err != nil {
-		return usageErr("%s: %v", files, err)
+		return usageErr("%s: %v", strings.Join(files, ", "), err)
 	}
 	if _, err := manifest.Hook(ctrl.CC, *hook); err != nil {
 		return usageErr("%s: %v", ctrl.File, err)

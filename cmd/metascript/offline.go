@@ -166,7 +166,8 @@ func located(c *manifest.Controller, part string, err error) string {
 func detail(c *manifest.Controller, part string, err error) string {
 	var ce *scripting.CompileError
 	if !errors.As(err, &ce) {
-		return describe(err)
+		// hooks.Build names the hook in its plain errors; the part already says it.
+		return strings.TrimPrefix(describe(err), "hook "+strings.TrimPrefix(part, "hooks.")+": ")
 	}
 	var b strings.Builder
 	if ce.File == sharedScriptName(c) && strings.HasPrefix(part, "hooks.") {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,24 +53,13 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	var read []*manifest.File
-	problems := 0
-	report := func(line string) {
-		fmt.Fprintln(stdout, line)
-		problems++
+	// Read every file first: a ConfigMap in one file may hold the source of a hook in another.
+	read := make([]*manifest.File, len(files))
+	readErrs := make([]error, len(files))
+	for i, p := range files {
+		read[i], readErrs[i] = manifest.ReadFile(p)
 	}
-	for _, p := range files {
-		f, err := manifest.ReadFile(p)
-		if err != nil {
-			report(fmt.Sprintf("%s: %v", p, err))
-			continue
-		}
-		for _, de := range f.Errors {
-			report(de.Error())
-		}
-		read = append(read, f)
-	}
-	set := manifest.NewSet(read...)
+	set := manifest.NewSet(slices.DeleteFunc(slices.Clone(read), func(f *manifest.File) bool { return f == nil })...)
 	// Compile only: the clock and budgets do not matter, and top levels run under the
 	// scripting defaults whatever the flags.
 	rt, err := offlineRuntime(time.Time{}, budgetFlags{}, budgetFlags{})
@@ -76,21 +67,56 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "metascript validate:", err)
 		return exitUsage
 	}
-	hooksSeen := 0
-	for _, c := range set.Controllers {
-		hooksSeen += len(manifest.Hooks(c.CC))
-		for _, line := range checkController(context.Background(), rt, set.ConfigMaps, c) {
-			report(line)
+	problems, controllers, hooksSeen := 0, 0, 0
+	report := func(line string) {
+		fmt.Fprintln(stdout, line)
+		problems++
+	}
+	for i, f := range read {
+		if f == nil {
+			var pe *os.PathError
+			if errors.As(readErrs[i], &pe) {
+				readErrs[i] = pe.Err
+			}
+			report(fmt.Sprintf("%s: %v", files[i], readErrs[i]))
+			continue
+		}
+		// Problems in document order: undecodable documents and controllers interleaved.
+		type finding struct {
+			line  int
+			lines []string
+		}
+		var found []finding
+		for _, de := range f.Errors {
+			found = append(found, finding{de.Line, []string{de.Error()}})
+		}
+		for _, c := range f.Controllers {
+			controllers++
+			hooksSeen += len(manifest.Hooks(c.CC))
+			found = append(found, finding{c.Line, checkController(context.Background(), rt, set.ConfigMaps, c)})
+		}
+		slices.SortStableFunc(found, func(a, b finding) int { return a.line - b.line })
+		for _, fd := range found {
+			for _, l := range fd.lines {
+				report(l)
+			}
 		}
 	}
-	if len(set.Controllers) == 0 && problems == 0 {
+	if controllers == 0 && problems == 0 {
 		report(fmt.Sprintf("%s: no CompositeController found", strings.Join(files, ", ")))
 	}
-	fmt.Fprintf(stdout, "%d controllers, %d hooks, %d problems\n", len(set.Controllers), hooksSeen, problems)
+	fmt.Fprintf(stdout, "%s, %s, %s\n", plural(controllers, "controller"), plural(hooksSeen, "hook"), plural(problems, "problem"))
 	if problems > 0 {
 		return exitFailed
 	}
 	return exitOK
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // checkController returns one line per problem of c, shared scripts first, then hooks in

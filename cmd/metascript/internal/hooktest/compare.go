@@ -99,6 +99,9 @@ func diff(at Path, want, got any, out *[]string) {
 		if !ok {
 			break
 		}
+		if len(w) != len(g) {
+			*out = append(*out, fmt.Sprintf("%s: want %d items, got %d", where, len(w), len(g)))
+		}
 		for i := 0; i < max(len(w), len(g)); i++ {
 			switch {
 			case i >= len(g):
@@ -108,9 +111,6 @@ func diff(at Path, want, got any, out *[]string) {
 			default:
 				diff(at.appendIndex(i), w[i], g[i], out)
 			}
-		}
-		if len(w) != len(g) {
-			*out = append(*out, fmt.Sprintf("%s: want %d items, got %d", where, len(w), len(g)))
 		}
 		return
 	}

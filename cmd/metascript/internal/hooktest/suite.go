@@ -41,6 +41,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"metascript.dev/metascript/cmd/metascript/internal/manifest"
 	"metascript.dev/metascript/engine/hooks"
 )
 
@@ -75,19 +76,20 @@ type Case struct {
 }
 
 // Load reads and checks a test file, including the request and response files its cases
-// name. Its errors name the file and, when one case is at fault, the case.
+// name. Its errors name the case at fault, if one is, but not the test file. A Suite is
+// returned with an error once the file was decoded, so that its cases can be counted.
 func Load(path string) (*Suite, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	s := &Suite{}
-	if err := yaml.UnmarshalStrict(data, s); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	if err := manifest.DecodeStrict(data, s); err != nil {
+		return nil, err
 	}
 	s.File = path
 	if err := s.check(); err != nil {
-		return s, fmt.Errorf("%s: %v", path, err)
+		return s, err
 	}
 	return s, nil
 }

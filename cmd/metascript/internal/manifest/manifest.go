@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -129,22 +130,88 @@ func (f *File) add(line int, v any) {
 // decodeController decodes strictly: an unknown field is an error, not silently dropped.
 // On error it still returns what it could decode (the name, for the report).
 func decodeController(obj map[string]any) (*v1alpha1.CompositeController, error) {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
 	cc := &v1alpha1.CompositeController{}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(cc); err != nil {
+	if err := decodeStrict(obj, cc); err != nil {
 		loose := &v1alpha1.CompositeController{}
-		_ = json.Unmarshal(data, loose)
-		return loose, errors.New(strings.TrimPrefix(err.Error(), "json: "))
+		if data, merr := json.Marshal(obj); merr == nil {
+			_ = json.Unmarshal(data, loose)
+		}
+		return loose, err
 	}
 	if cc.Name == "" {
 		return cc, errors.New("metadata.name is required")
 	}
 	return cc, nil
+}
+
+// DecodeStrict decodes YAML or JSON data into v, refusing fields v does not have; the error
+// names an unknown field by its path when it can.
+func DecodeStrict(data []byte, v any) error {
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return err
+	}
+	var doc any
+	if err := json.Unmarshal(j, &doc); err != nil {
+		return err
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return fmt.Errorf("expected an object, got %s", typeName(doc))
+	}
+	return decodeStrict(obj, v)
+}
+
+func decodeStrict(obj map[string]any, v any) error {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(locateUnknownField(obj, strings.TrimPrefix(err.Error(), "json: ")))
+	}
+	return nil
+}
+
+// locateUnknownField turns encoding/json's `unknown field "x"` into the field's path in obj
+// when exactly one key of obj is called x; otherwise msg is returned as is.
+func locateUnknownField(obj map[string]any, msg string) string {
+	name, ok := strings.CutPrefix(msg, "unknown field ")
+	if !ok {
+		return msg
+	}
+	name, err := strconv.Unquote(name)
+	if err != nil {
+		return msg
+	}
+	var paths []string
+	var walk func(at string, v any)
+	walk = func(at string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				p := k
+				if at != "" {
+					p = at + "." + k
+				}
+				if k == name {
+					paths = append(paths, p)
+				}
+				walk(p, e)
+			}
+		case []any:
+			for i, e := range t {
+				walk(fmt.Sprintf("%s[%d]", at, i), e)
+			}
+		}
+	}
+	walk("", obj)
+	if len(paths) != 1 {
+		return msg
+	}
+	return "unknown field " + paths[0]
 }
 
 type document struct {
@@ -171,6 +238,9 @@ func splitDocuments(data []byte) []document {
 			start = n + 1
 			continue
 		}
+		if start == n && isBlankOrComment(line) {
+			start++ // a document starts at its first line of content
+		}
 		cur.WriteString(line)
 		cur.WriteByte('\n')
 	}
@@ -178,6 +248,11 @@ func splitDocuments(data []byte) []document {
 		docs = append(docs, document{line: start, text: cur.Bytes()})
 	}
 	return docs
+}
+
+func isBlankOrComment(line string) bool {
+	t := strings.TrimSpace(line)
+	return t == "" || strings.HasPrefix(t, "#")
 }
 
 // Set is the controllers and ConfigMaps of several files.
@@ -268,6 +343,8 @@ func typeName(v any) string {
 		return "a boolean"
 	case int64, float64:
 		return "a number"
+	case nil:
+		return "nothing"
 	}
 	return fmt.Sprintf("%T", v)
 }
