@@ -100,7 +100,7 @@ func diff(at Path, want, got any, out *[]string) {
 			break
 		}
 		if len(w) != len(g) {
-			*out = append(*out, fmt.Sprintf("%s: want %d items, got %d", where, len(w), len(g)))
+			*out = append(*out, fmt.Sprintf("%s: want %s, got %d", where, items(len(w)), len(g)))
 		}
 		for i := 0; i < max(len(w), len(g)); i++ {
 			switch {
@@ -117,6 +117,13 @@ func diff(at Path, want, got any, out *[]string) {
 	if !Equal(want, got) {
 		*out = append(*out, fmt.Sprintf("%s: want %s, got %s", where, Render(want), Render(got)))
 	}
+}
+
+func items(n int) string {
+	if n == 1 {
+		return "1 item"
+	}
+	return fmt.Sprintf("%d items", n)
 }
 
 // renderLimit keeps one rendered value to a readable line.
