@@ -65,6 +65,8 @@ type running struct {
 	runner     *composite.Runner
 	// failed holds why no runner runs for this generation, if so.
 	failed error
+	// retry is set when the failure may mend itself (a resource not served yet).
+	retry bool
 }
 
 // New returns a Manager.
@@ -170,32 +172,39 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 		return nil
 	}
 	u := obj.(*unstructured.Unstructured)
-	if cur != nil && cur.generation == u.GetGeneration() {
+	if cur != nil && cur.generation == u.GetGeneration() && !cur.retry {
 		return nil
 	}
 	var cc v1alpha1.CompositeController
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &cc); err != nil {
 		return m.fail(ctx, u, name, cur, "InvalidSpec", err, true)
 	}
-	if cur != nil {
-		m.stop(name, cur)
-	}
 	cfg, compileErr, err := m.build(ctx, &cc, u)
 	if compileErr != nil {
-		return m.fail(ctx, u, name, nil, "CompileError", compileErr, true)
+		return m.fail(ctx, u, name, cur, "CompileError", compileErr, true)
 	}
 	if err != nil {
 		var nf *resources.NotFoundError
 		if errors.As(err, &nf) {
 			// A CRD may be installed later: retry, and say so meanwhile.
-			_ = m.fail(ctx, u, name, nil, "ResourceNotFound", err, false)
+			_ = m.fail(ctx, u, name, cur, "ResourceNotFound", err, false)
+			m.mu.Lock()
+			m.runners[name].retry = true
+			m.mu.Unlock()
 			return err
 		}
-		return m.fail(ctx, u, name, nil, "InvalidSpec", err, false)
+		return m.fail(ctx, u, name, cur, "InvalidSpec", err, false)
 	}
 	runner, err := composite.New(*cfg)
 	if err != nil {
-		return m.fail(ctx, u, name, nil, "InvalidSpec", err, false)
+		return m.fail(ctx, u, name, cur, "InvalidSpec", err, false)
+	}
+	// Hold the informers across the swap so that replacing a runner does not re-list
+	// every resource it watches.
+	held := m.hold(cfg)
+	defer m.release(held)
+	if cur != nil {
+		m.stop(name, cur)
 	}
 	if err := runner.Start(ctx); err != nil {
 		return err
@@ -206,6 +215,21 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 	m.opts.Metrics.Controllers.WithLabelValues("running").Inc()
 	m.opts.Log.Info("controller started", "compositecontroller", name, "generation", u.GetGeneration())
 	return m.writeStatus(ctx, u, statusOK(runner))
+}
+
+// hold takes a reference on every informer a runner of cfg uses; release returns them.
+func (m *Manager) hold(cfg *composite.Config) []*informers.Informer {
+	held := []*informers.Informer{m.opts.Informers.Acquire(cfg.Parent.GVR)}
+	for _, c := range cfg.Children {
+		held = append(held, m.opts.Informers.Acquire(c.GVR))
+	}
+	return held
+}
+
+func (m *Manager) release(held []*informers.Informer) {
+	for _, inf := range held {
+		m.opts.Informers.Release(inf)
+	}
 }
 
 func (m *Manager) stop(name string, cur *running) {

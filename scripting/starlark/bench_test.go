@@ -83,3 +83,33 @@ func BenchmarkSync(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConvert measures result conversion alone, on the value bench_sync.star returns.
+func BenchmarkConvert(b *testing.B) {
+	src, err := os.ReadFile("testdata/bench_sync.star")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := NewCompiler().Compile("bench_sync.star", string(src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{10, 1000} {
+		cs := newCallState(scripting.DefaultBudget, nil, nil)
+		thread := cs.start("bench")
+		v, err := callRecovered(thread, p.(*program).globals["sync"], newMapView(benchRequest(n)))
+		cs.finish()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("children=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				meter := scripting.NewOutputMeter(scripting.Starlark, scripting.DefaultBudget)
+				if _, err := toGo(v, &meter); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

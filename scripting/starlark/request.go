@@ -24,6 +24,7 @@ type mapView struct {
 	src  map[string]any
 	kids map[string]starlark.Value
 	own  *starlark.Dict
+	keys []starlark.Value // sorted keys as Starlark strings, made once on first iteration
 }
 
 type listView struct {
@@ -151,16 +152,23 @@ func (v *mapView) sortedKeys() []string {
 	return keys
 }
 
+// sortedValueKeys returns the sorted keys as Starlark strings; callers must not modify it.
+func (v *mapView) sortedValueKeys() []starlark.Value {
+	if v.keys == nil {
+		keys := v.sortedKeys()
+		v.keys = make([]starlark.Value, len(keys))
+		for i, k := range keys {
+			v.keys[i] = starlark.String(k)
+		}
+	}
+	return v.keys
+}
+
 func (v *mapView) Iterate() starlark.Iterator {
 	if v.own != nil {
 		return v.own.Iterate()
 	}
-	keys := v.sortedKeys()
-	elems := make([]starlark.Value, len(keys))
-	for i, k := range keys {
-		elems[i] = starlark.String(k)
-	}
-	return starlark.NewList(elems).Iterate()
+	return starlark.Tuple(v.sortedValueKeys()).Iterate()
 }
 
 func (v *mapView) Items() []starlark.Tuple {
@@ -188,9 +196,9 @@ func (v *mapView) private() *starlark.Dict {
 // the view's (shared) child views.
 func (v *mapView) copyDict() *starlark.Dict {
 	d := starlark.NewDict(len(v.src))
-	for _, k := range v.sortedKeys() {
-		e, _, _ := v.get(k)
-		d.SetKey(starlark.String(k), e)
+	for _, k := range v.sortedValueKeys() {
+		e, _, _ := v.get(string(k.(starlark.String)))
+		d.SetKey(k, e)
 	}
 	return d
 }
@@ -334,8 +342,6 @@ func (v *listView) Slice(start, end, step int) starlark.Value {
 }
 
 func (v *listView) SetIndex(i int, e starlark.Value) error { return v.private().SetIndex(i, e) }
-
-var listReadMethods = map[string]bool{"index": true}
 
 func (v *listView) Attr(name string) (starlark.Value, error) { return v.private().Attr(name) }
 func (v *listView) AttrNames() []string                      { return starlark.NewList(nil).AttrNames() }

@@ -26,6 +26,7 @@ func toGo(v starlark.Value, meter *scripting.OutputMeter) (any, error) {
 type converter struct {
 	meter      *scripting.OutputMeter
 	shareViews bool
+	err        error // set by the dict loop body
 }
 
 func outErr(format string, args ...any) error {
@@ -131,22 +132,25 @@ func (c *converter) dict(d *starlark.Dict, depth int) (any, error) {
 		return nil, err
 	}
 	out := make(map[string]any, n)
-	// Iterate and Get rather than Entries: the range-over-func body would move this
-	// frame's variables to the heap on every dict.
-	it := d.Iterate()
-	defer it.Done()
-	var k starlark.Value
-	for it.Next(&k) {
+	// The loop body only captures values and reports through c.err, so the closure is the
+	// one allocation; Iterate and Get would hash every key again.
+	c.err = nil
+	d.Entries()(func(k, e starlark.Value) bool {
 		ks, ok := k.(starlark.String)
 		if !ok {
-			return nil, outErr("dict key %s is a %s, not a string", k.String(), k.Type())
+			c.err = outErr("dict key %s is a %s, not a string", k.String(), k.Type())
+			return false
 		}
-		e, _, _ := d.Get(k)
 		g, err := c.value(e, depth+1)
 		if err != nil {
-			return nil, scripting.AtKey(err, string(ks))
+			c.err = scripting.AtKey(err, string(ks))
+			return false
 		}
 		out[string(ks)] = g
+		return true
+	})
+	if c.err != nil {
+		return nil, c.err
 	}
 	return out, nil
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
@@ -35,6 +36,10 @@ type Env struct {
 	Dynamic      dynamic.Interface
 	Kube         kubernetes.Interface
 	Engine       *engine.Engine
+
+	// Requests counts the engine's API requests by verb (GET, LIST, WATCH, POST, PUT, PATCH,
+	// DELETE) since the last Requests.Reset.
+	Requests *RequestCounter
 
 	cancel context.CancelFunc
 	done   chan error
@@ -67,8 +72,11 @@ func Start(opts Options) (*Env, error) {
 	if os.Getenv("METASCRIPT_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
+	counter := &RequestCounter{}
+	engineConfig := rest.CopyConfig(cp.Config)
+	engineConfig.Wrap(counter.wrap)
 	eng, err := engine.New(engine.Options{
-		Config:         cp.Config,
+		Config:         engineConfig,
 		Workers:        opts.Workers,
 		CacheSize:      128,
 		Defaults:       scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 10_000_000, MaxStackDepth: 200, MaxMemory: 64 << 20},
@@ -81,7 +89,7 @@ func Start(opts Options) (*Env, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Env{ControlPlane: cp, Engine: eng, cancel: cancel, done: make(chan error, 1),
+	e := &Env{ControlPlane: cp, Engine: eng, Requests: counter, cancel: cancel, done: make(chan error, 1),
 		Dynamic: dynamic.NewForConfigOrDie(cp.Config), Kube: kubernetes.NewForConfigOrDie(cp.Config)}
 	go func() { e.done <- eng.Run(ctx) }()
 	return e, nil

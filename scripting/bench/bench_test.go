@@ -1,0 +1,215 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"metascript.dev/metascript/engine"
+	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/scripting"
+)
+
+// goSync is the floor: testdata/sync.star written in Go over the same JSON-shaped values.
+func goSync(req map[string]any) map[string]any {
+	parent := req["parent"].(map[string]any)
+	meta := parent["metadata"].(map[string]any)
+	spec := parent["spec"].(map[string]any)
+	tmpl := spec["template"].(map[string]any)
+	name := meta["name"].(string)
+	n := toInt(spec["replicas"])
+	children := make([]any, 0, n)
+	for i := range n {
+		tl := tmpl["labels"].(map[string]any)
+		labels := make(map[string]any, len(tl)+2)
+		for k, v := range tl {
+			labels[k] = v
+		}
+		idx := strconv.FormatInt(i, 10)
+		labels["app.kubernetes.io/instance"] = name
+		labels["index"] = idx
+		children = append(children, map[string]any{
+			"apiVersion": "v1",
+			"kind":       "ConfigMap",
+			"metadata":   map[string]any{"name": name + "-" + idx, "namespace": meta["namespace"], "labels": labels},
+			"data":       map[string]any{"image": tmpl["image"], "command": tmpl["command"], "index": idx},
+		})
+	}
+	return map[string]any{"status": map[string]any{"replicas": int64(len(children))}, "children": children}
+}
+
+func toInt(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 0
+}
+
+func request(n int) map[string]any {
+	return map[string]any{
+		"controller": map[string]any{"metadata": map[string]any{"name": "cc"}},
+		"parent": map[string]any{
+			"apiVersion": "example.com/v1", "kind": "App",
+			"metadata": map[string]any{"name": "app", "namespace": "default", "uid": "1234",
+				"labels": map[string]any{"team": "a"}},
+			"spec": map[string]any{"replicas": int64(n), "template": map[string]any{
+				"labels":  map[string]any{"app": "demo", "tier": "web", "version": "v1"},
+				"image":   "nginx:1.27",
+				"command": "serve",
+			}},
+		},
+		"children":   map[string]any{"ConfigMap.v1": map[string]any{}},
+		"related":    map[string]any{},
+		"finalizing": false,
+	}
+}
+
+func compile(b *testing.B, rt *scripting.Runtime, lang scripting.Language, file string) scripting.Program {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prog, err := rt.Compile(lang, file, string(src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return prog
+}
+
+// webhookServer serves goSync over HTTP with JSON, as a hook server would.
+func webhookServer() *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(goSync(req))
+	}))
+}
+
+// BenchmarkSync compares one sync call per implementation; names are
+// Sync/<impl>/children=<n> with impl in {go, starlark, javascript, webhook}.
+func BenchmarkSync(b *testing.B) {
+	rt := engine.NewRuntime(scripting.Options{})
+	srv := webhookServer()
+	defer srv.Close()
+	web := &hooks.Webhook{URL: srv.URL, Timeout: 10 * time.Second, Client: srv.Client()}
+	impls := []struct {
+		name string
+		call func(ctx context.Context, req map[string]any) error
+	}{
+		{"go", func(_ context.Context, req map[string]any) error { goSync(req); return nil }},
+		{"webhook", func(ctx context.Context, req map[string]any) error {
+			_, err := web.Invoke(ctx, req, nil)
+			return err
+		}},
+	}
+	for _, lang := range []struct {
+		lang scripting.Language
+		file string
+	}{{scripting.Starlark, "testdata/sync.star"}, {scripting.JavaScript, "testdata/sync.js"}} {
+		if !supported(rt, lang.lang) {
+			continue
+		}
+		prog := compile(b, rt, lang.lang, lang.file)
+		impls = append(impls, struct {
+			name string
+			call func(ctx context.Context, req map[string]any) error
+		}{string(lang.lang), func(ctx context.Context, req map[string]any) error {
+			_, err := prog.Call(ctx, scripting.Invocation{Function: "sync", Request: req})
+			return err
+		}})
+	}
+	ctx := context.Background()
+	for _, impl := range impls {
+		for _, n := range []int{10, 1000} {
+			req := request(n)
+			b.Run(fmt.Sprintf("%s/children=%d", impl.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := impl.call(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// supported reports whether the runtime has an adapter for lang.
+func supported(rt *scripting.Runtime, lang scripting.Language) bool {
+	_, err := rt.Compile(lang, "probe", "")
+	return !errors.Is(err, scripting.ErrUnknownLanguage)
+}
+
+// BenchmarkRunaway reports how long each budget takes to stop a hostile hook: for the
+// timeout, the milliseconds past the deadline (ms-past-budget); for memory, the bytes the
+// watchdog saw allocated per byte of budget (x-budget).
+func BenchmarkRunaway(b *testing.B) {
+	rt := engine.NewRuntime(scripting.Options{})
+	for _, lang := range []struct {
+		lang scripting.Language
+		file string
+	}{{scripting.Starlark, "testdata/runaway.star"}, {scripting.JavaScript, "testdata/runaway.js"}} {
+		if !supported(rt, lang.lang) {
+			continue
+		}
+		prog := compile(b, rt, lang.lang, lang.file)
+		budget := scripting.Budget{Timeout: 50 * time.Millisecond, MaxSteps: 1 << 62, MaxStackDepth: 200, MaxMemory: 32 << 20}
+		b.Run(string(lang.lang)+"/timeout", func(b *testing.B) {
+			var past time.Duration
+			for b.Loop() {
+				start := time.Now()
+				err := call(prog, "loop", budget)
+				past += time.Since(start) - budget.Timeout
+				expectBudget(b, err, scripting.BudgetTimeout)
+			}
+			b.ReportMetric(float64(past.Microseconds())/1000/float64(b.N), "ms-past-budget")
+		})
+		b.Run(string(lang.lang)+"/stack", func(b *testing.B) {
+			for b.Loop() {
+				expectBudget(b, call(prog, "recurse", budget), scripting.BudgetStackDepth)
+			}
+		})
+		b.Run(string(lang.lang)+"/memory", func(b *testing.B) {
+			var ratio float64
+			long := budget
+			long.Timeout = 10 * time.Second
+			for b.Loop() {
+				err := call(prog, "grow", long)
+				be := expectBudget(b, err, scripting.BudgetMemory)
+				if be != nil {
+					ratio += float64(be.Used) / float64(be.Limit)
+				}
+			}
+			b.ReportMetric(ratio/float64(b.N), "x-budget")
+		})
+	}
+}
+
+func call(prog scripting.Program, fn string, budget scripting.Budget) error {
+	_, err := prog.Call(context.Background(), scripting.Invocation{Function: fn, Request: request(1), Budget: budget,
+		Log: slog.New(slog.DiscardHandler)})
+	return err
+}
+
+func expectBudget(b *testing.B, err error, budget string) *scripting.BudgetError {
+	var be *scripting.BudgetError
+	if !errors.As(err, &be) || be.Budget != budget {
+		b.Fatalf("want a %s budget error, got %v", budget, err)
+	}
+	return be
+}
