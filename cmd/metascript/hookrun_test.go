@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -162,19 +163,20 @@ func TestHookRunStdinRequest(t *testing.T) {
 func TestHookRunWebhook(t *testing.T) {
 	var gotController string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := hooktest.DecodeValue(must(readAll(r)))
-		if err != nil {
+		type named struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		}
+		var req struct{ Controller, Parent named }
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		req := body.(map[string]any)
-		gotController = req["controller"].(map[string]any)["metadata"].(map[string]any)["name"].(string)
+		gotController = req.Controller.Metadata.Name
 		if r.URL.Path == "/fail" {
 			http.Error(w, "parent has no items", http.StatusInternalServerError)
 			return
 		}
-		name := req["parent"].(map[string]any)["metadata"].(map[string]any)["name"]
-		fmt.Fprintf(w, `{"status": {"seen": %q}, "children": []}`, name)
+		fmt.Fprintf(w, `{"status": {"seen": %q}, "children": []}`, req.Parent.Metadata.Name)
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
@@ -211,17 +213,4 @@ func writeFile(t *testing.T, path, data string) {
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func readAll(r *http.Request) ([]byte, error) {
-	var b bytes.Buffer
-	_, err := b.ReadFrom(r.Body)
-	return b.Bytes(), err
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
 }
