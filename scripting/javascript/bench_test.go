@@ -83,4 +83,3 @@ func BenchmarkSync(b *testing.B) {
 		})
 	}
 }
-

@@ -94,6 +94,8 @@ type callState struct {
 	timer   *time.Timer
 	watch   *scripting.MemoryWatch
 
+	watchStopped bool
+
 	reason  atomic.Int32
 	memUsed atomic.Int64
 }
@@ -124,7 +126,14 @@ func newCallState(p *program, b scripting.Budget, inv scripting.Invocation) *cal
 func (cs *callState) finish() {
 	cs.reason.CompareAndSwap(reasonNone, reasonDone)
 	cs.timer.Stop()
-	cs.watch.Stop()
+	cs.stopWatchdog()
+}
+
+func (cs *callState) stopWatchdog() {
+	if !cs.watchStopped {
+		cs.watch.Stop()
+		cs.watchStopped = true
+	}
 }
 
 // stop interrupts the Runtime for reason; the first reason wins.
@@ -183,6 +192,9 @@ func (cs *callState) invoke(fn string, req map[string]any) (res any, err error) 
 	if err != nil {
 		return nil, err
 	}
+	// Conversion allocates the result, which the output caps bound; the watchdog would
+	// charge it to the memory budget as well. Guards still reserve against the budget.
+	cs.stopWatchdog()
 	meter := scripting.NewOutputMeter(scripting.JavaScript, cs.budget)
 	return toGo(v, &meter)
 }

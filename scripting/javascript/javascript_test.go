@@ -135,9 +135,9 @@ func TestCall(t *testing.T) {
 		{"read_views", scripting.Budget{}, value(map[string]any{
 			"json": `{"labels":{"app":"demo"},"name":"demo"}`, "keys": []any{"labels", "name"}, "same": true,
 			"is_array": true, "joined": "a+b", "spread_tags": []any{"a", "b", "c"}, "mapped": []any{"A", "B"},
-			"copy": map[string]any{"app": "demo"},
+			"copy":   map[string]any{"app": "demo"},
 			"spread": map[string]any{"ratio": 0.5, "replicas": int64(3), "tags": []any{"a", "b"}, "extra": int64(1)},
-			"has": true, "has_own": true, "entries": []any{[]any{"app", "demo"}}, "missing": true, "length": int64(2)})},
+			"has":    true, "has_own": true, "entries": []any{[]any{"app", "demo"}}, "missing": true, "length": int64(2)})},
 		{"runtime_fail", scripting.Budget{}, runtimeErr("Error: bad value: 42", nil,
 			"helper_fail:hooks.js:72:9", "runtime_fail:hooks.js:76:14")},
 		{"runtime_type_error", scripting.Budget{}, runtimeErr("TypeError: Cannot read property 'name' of undefined", nil,
@@ -162,7 +162,7 @@ func TestCall(t *testing.T) {
 		{"returns_undefined", scripting.Budget{}, outputErr("", "undefined has no JSON form")},
 		{"returns_odd_keys", scripting.Budget{}, outputErr(`labels["app.kubernetes.io/name"]`, "got function")},
 		{"returns_cycle", scripting.Budget{}, outputErr(strings.Repeat("self.", scripting.MaxOutputDepth-1)+"self", "cyclic")},
-		{"returns_million_children", scripting.Budget{}, func(t *testing.T, v any, err error) {
+		{"returns_million_children", scripting.Budget{MaxMemory: 256 << 20}, func(t *testing.T, v any, err error) {
 			var be *scripting.BudgetError
 			if !errors.As(err, &be) || be.Budget != scripting.BudgetOutput || be.Unit != "objects" || be.Used != be.Limit+1 {
 				t.Fatalf("got %v, want maxOutput budget error", err)
