@@ -11,14 +11,39 @@ import (
 )
 
 // Env is what one invocation hands its stdlib calls: the only clock and the only log a hook
-// can reach. It is per call and never shared between invocations.
+// can reach. It is per call, never shared between invocations, and used by one goroutine at
+// a time (the one running the hook).
 type Env struct {
 	// Now is the injected clock. Nil means time.Now.
 	Now func() time.Time
 	// Log receives log module output, already tagged with controller and object. Nil discards.
 	Log *slog.Logger
-	// Limiter rate-limits log output of this invocation; nil means the package default.
+	// Limiter rate-limits log output of this invocation. Nil means a new TokenBucket with
+	// DefaultLogBurst and DefaultLogRate, created by the first log call and stored here, so
+	// that the limit holds per invocation.
 	Limiter LogLimiter
+	// MaxBytes caps the size of any one string or encoding a stdlib call builds (json.indent,
+	// strings.join, re.replace, ...), checked before or while it is built, so that an
+	// amplifying call fails instead of allocating without bound. Zero means DefaultMaxBytes.
+	// Adapters set it from the invocation's memory budget.
+	MaxBytes int64
+}
+
+// DefaultMaxBytes is the Env.MaxBytes used when it is zero.
+const DefaultMaxBytes = 8 << 20
+
+func (e *Env) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e *Env) maxBytes() int64 {
+	if e.MaxBytes > 0 {
+		return e.MaxBytes
+	}
+	return DefaultMaxBytes
 }
 
 // LogLimiter decides whether one more log line may be written.

@@ -1,0 +1,56 @@
+package stdlib
+
+import (
+	"sigs.k8s.io/yaml"
+)
+
+// YAML is the yaml module, with the semantics of sigs.k8s.io/yaml (YAML as a superset of
+// the JSON shape, the way Kubernetes reads manifests).
+//
+//	encode(value) -> string
+//	    YAML of value with object keys sorted, as `kubectl` would print it. Errors as json.encode.
+//	decode(text) -> value
+//	    Parses one YAML document into the JSON shape: mappings to dicts with string keys,
+//	    numbers to int when integral and within 64 bits, float otherwise (as json.decode).
+//	    An empty document decodes to null. Several documents, or keys that are not
+//	    strings after conversion, are errors.
+//
+// Every result is capped by Env.MaxBytes.
+var YAML = &Module{
+	Name: "yaml",
+	Functions: map[string]Func{
+		"encode": define("yaml.encode", []string{"value"}, yamlEncode),
+		"decode": define("yaml.decode", []string{"text"}, yamlDecode),
+	},
+}
+
+func yamlEncode(env *Env, a *args) (any, error) {
+	j, err := encodeJSON(a.value(0), env.maxBytes(), "", "")
+	if err != nil {
+		return nil, a.argErrorf(0, "%v", err)
+	}
+	y, err := yaml.JSONToYAML(j)
+	if err != nil {
+		return nil, a.argErrorf(0, "%v", err)
+	}
+	if int64(len(y)) > env.maxBytes() {
+		return nil, a.errorf("%v", tooLarge(env.maxBytes()))
+	}
+	return string(y), nil
+}
+
+func yamlDecode(env *Env, a *args) (any, error) {
+	s, err := a.string(0)
+	if err != nil {
+		return nil, err
+	}
+	j, err := yaml.YAMLToJSONStrict([]byte(s))
+	if err != nil {
+		return nil, a.argErrorf(0, "invalid YAML: %v", err)
+	}
+	v, err := decodeJSON(j)
+	if err != nil {
+		return nil, a.argErrorf(0, "invalid YAML: %v", err)
+	}
+	return v, nil
+}
