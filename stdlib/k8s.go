@@ -1,9 +1,7 @@
 package stdlib
 
 import (
-	"bytes"
-	"encoding/json"
-	"math"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -106,17 +104,11 @@ func k8sMatchSelector(env *Env, a *args) (any, error) {
 		}
 		sel = parsed
 	case map[string]any:
-		raw, err := encodeJSON(s, math.MaxInt64, "", "")
+		ls, err := labelSelector(s)
 		if err != nil {
-			return nil, a.argErrorf(0, "%v", err)
+			return nil, a.argErrorf(0, "invalid label selector: %v", err)
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		var ls metav1.LabelSelector
-		if err := dec.Decode(&ls); err != nil {
-			return nil, a.argErrorf(0, "invalid label selector: %s", strings.TrimPrefix(err.Error(), "json: "))
-		}
-		if sel, err = metav1.LabelSelectorAsSelector(&ls); err != nil {
+		if sel, err = metav1.LabelSelectorAsSelector(ls); err != nil {
 			return nil, a.argErrorf(0, "invalid label selector: %v", err)
 		}
 	default:
@@ -137,6 +129,92 @@ func k8sMatchSelector(env *Env, a *args) (any, error) {
 		return nil, a.typeError(1, "dict")
 	}
 	return sel.Matches(set), nil
+}
+
+// labelSelector reads a LabelSelector from its JSON shape, strictly: field names are case
+// sensitive and unknown ones are errors, so a typo cannot silently widen a selector.
+func labelSelector(m map[string]any) (*metav1.LabelSelector, error) {
+	ls := &metav1.LabelSelector{}
+	for k, v := range m {
+		switch k {
+		case "matchLabels":
+			if v == nil {
+				continue
+			}
+			labels, ok := v.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("matchLabels: expected dict, got %s", typeName(v))
+			}
+			ls.MatchLabels = make(map[string]string, len(labels))
+			for lk, lv := range labels {
+				s, ok := lv.(string)
+				if !ok {
+					return nil, fmt.Errorf("matchLabels.%s: expected string, got %s", lk, typeName(lv))
+				}
+				ls.MatchLabels[lk] = s
+			}
+		case "matchExpressions":
+			if v == nil {
+				continue
+			}
+			exprs, ok := v.([]any)
+			if !ok {
+				return nil, fmt.Errorf("matchExpressions: expected list, got %s", typeName(v))
+			}
+			for i, e := range exprs {
+				req, err := labelSelectorRequirement(e)
+				if err != nil {
+					return nil, fmt.Errorf("matchExpressions[%d]%s", i, err)
+				}
+				ls.MatchExpressions = append(ls.MatchExpressions, req)
+			}
+		default:
+			return nil, fmt.Errorf("unknown field %q (want matchLabels or matchExpressions)", k)
+		}
+	}
+	return ls, nil
+}
+
+// labelSelectorRequirement reads one matchExpressions entry; its errors start with the field
+// path below the entry, e.g. ".values[1]: expected string, got int".
+func labelSelectorRequirement(e any) (metav1.LabelSelectorRequirement, error) {
+	var req metav1.LabelSelectorRequirement
+	m, ok := e.(map[string]any)
+	if !ok {
+		return req, fmt.Errorf(": expected dict, got %s", typeName(e))
+	}
+	for k, v := range m {
+		switch k {
+		case "key", "operator":
+			s, ok := v.(string)
+			if !ok {
+				return req, fmt.Errorf(".%s: expected string, got %s", k, typeName(v))
+			}
+			if k == "key" {
+				req.Key = s
+			} else {
+				req.Operator = metav1.LabelSelectorOperator(s)
+			}
+		case "values":
+			if v == nil {
+				continue
+			}
+			vals, ok := v.([]any)
+			if !ok {
+				return req, fmt.Errorf(".values: expected list, got %s", typeName(v))
+			}
+			for j, x := range vals {
+				s, ok := x.(string)
+				if !ok {
+					return req, fmt.Errorf(".values[%d]: expected string, got %s", j, typeName(x))
+				}
+				req.Values = append(req.Values, s)
+			}
+		default:
+			return req, fmt.Errorf(": unknown field %q (want key, operator or values)", k)
+		}
+	}
+	return req, nil
 }
 
 // --- conditions
