@@ -93,14 +93,29 @@ func (a *args) has(i int) bool { return a.set[i] && a.vals[i] != nil }
 // value returns argument i as given.
 func (a *args) value(i int) any { return a.vals[i] }
 
-// errorf reports an error of the call as a whole: "fn: msg".
+// errorf reports an error of the call as a whole: "fn: msg". format may use %w.
 func (a *args) errorf(format string, v ...any) error {
-	return fmt.Errorf("%s: %s", a.sig.fn, fmt.Sprintf(format, v...))
+	return fmt.Errorf("%s: "+format, append([]any{a.sig.fn}, v...)...)
 }
 
-// argErrorf reports an error about argument i: "fn: argument 2 (labels): msg".
+// argErrorf reports an error about argument i: "fn: argument 2 (labels): msg". format may
+// use %w.
 func (a *args) argErrorf(i int, format string, v ...any) error {
-	return fmt.Errorf("%s: argument %d (%s): %s", a.sig.fn, i+1, a.sig.names[i], fmt.Sprintf(format, v...))
+	return fmt.Errorf("%s: argument %d (%s): "+format, append([]any{a.sig.fn, i + 1, a.sig.names[i]}, v...)...)
+}
+
+// reserve is called before a result of n bytes is built: it fails when n passes
+// Env.MaxBytes or when Env.Reserve refuses, wrapping the refusal so errors.As finds it.
+func (a *args) reserve(env *Env, n int64) error {
+	if limit := env.maxBytes(); n > limit {
+		return a.errorf("%w", tooLarge(limit))
+	}
+	if env.Reserve != nil {
+		if err := env.Reserve(n); err != nil {
+			return a.errorf("%w", err)
+		}
+	}
+	return nil
 }
 
 func (a *args) typeError(i int, want string) error {

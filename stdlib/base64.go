@@ -35,8 +35,8 @@ func base64Encoder(fn string, enc *base64.Encoding) Func {
 		if err != nil {
 			return nil, err
 		}
-		if int64(enc.EncodedLen(len(s))) > env.maxBytes() {
-			return nil, a.errorf("%v", tooLarge(env.maxBytes()))
+		if err := a.reserve(env, int64(enc.EncodedLen(len(s)))); err != nil {
+			return nil, err
 		}
 		return enc.EncodeToString([]byte(s)), nil
 	})

@@ -32,7 +32,10 @@ var JSON = &Module{
 func jsonEncode(env *Env, a *args) (any, error) {
 	b, err := encodeJSON(a.value(0), env.maxBytes(), "", "")
 	if err != nil {
-		return nil, a.argErrorf(0, "%v", err)
+		return nil, a.argErrorf(0, "%w", err)
+	}
+	if err := a.reserve(env, int64(len(b))); err != nil {
+		return nil, err
 	}
 	return string(b), nil
 }
@@ -62,7 +65,10 @@ func jsonIndent(env *Env, a *args) (any, error) {
 	if !isText {
 		b, err := encodeJSON(a.value(0), env.maxBytes(), prefix, indent)
 		if err != nil {
-			return nil, a.argErrorf(0, "%v", err)
+			return nil, a.argErrorf(0, "%w", err)
+		}
+		if err := a.reserve(env, int64(len(b))); err != nil {
+			return nil, err
 		}
 		return string(b), nil
 	}
@@ -70,8 +76,8 @@ func jsonIndent(env *Env, a *args) (any, error) {
 		_, err := decodeJSON([]byte(text))
 		return nil, a.argErrorf(0, "invalid JSON text: %v", err)
 	}
-	if indentedSizeBound(text, len(prefix), len(indent)) > env.maxBytes() {
-		return nil, a.errorf("%v", tooLarge(env.maxBytes()))
+	if err := a.reserve(env, indentedSizeBound(text, len(prefix), len(indent))); err != nil {
+		return nil, err
 	}
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, []byte(text), prefix, indent); err != nil {

@@ -590,7 +590,7 @@ func k8sName(env *Env, a *args) (any, error) {
 		if !ok {
 			b, err := encodeJSON(a.value(1), env.maxBytes(), "", "")
 			if err != nil {
-				return nil, a.argErrorf(1, "%v", err)
+				return nil, a.argErrorf(1, "%w", err)
 			}
 			source = string(b)
 		}

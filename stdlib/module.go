@@ -27,6 +27,10 @@ type Env struct {
 	// amplifying call fails instead of allocating without bound. Zero means DefaultMaxBytes.
 	// Adapters set it from the invocation's memory budget.
 	MaxBytes int64
+	// Reserve, when set, is asked before a stdlib call builds a string or encoding of n
+	// bytes; the adapter passes its memory budget's pre-allocation check. A refusal
+	// (typically a *scripting.BudgetError) is returned wrapped, so errors.As finds it.
+	Reserve func(n int64) error
 }
 
 // DefaultMaxBytes is the Env.MaxBytes used when it is zero.

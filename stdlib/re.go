@@ -199,8 +199,8 @@ func reReplace(env *Env, a *args) (any, error) {
 	for _, m := range matches {
 		size += tmpl.size(m) - int64(m[1]-m[0])
 	}
-	if size > env.maxBytes() {
-		return nil, a.errorf("%v", tooLarge(env.maxBytes()))
+	if err := a.reserve(env, size); err != nil {
+		return nil, err
 	}
 	var b strings.Builder
 	b.Grow(int(size))

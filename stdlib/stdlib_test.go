@@ -1,6 +1,7 @@
 package stdlib
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -212,5 +213,57 @@ func TestNilEnvUsesDefaults(t *testing.T) {
 	}
 	if _, err := time.Parse(time.RFC3339Nano, got.(string)); err != nil {
 		t.Fatalf("now() with nil Env returned %q: %v", got, err)
+	}
+}
+
+type budgetRefusal struct{ n int64 }
+
+func (e *budgetRefusal) Error() string { return fmt.Sprintf("would allocate %d bytes", e.n) }
+
+// TestReserveIsAskedBeforeBuilding: every amplifying function asks Env.Reserve for the size
+// of its result and passes a refusal through, wrapped, instead of building it.
+func TestReserveIsAskedBeforeBuilding(t *testing.T) {
+	var asked []int64
+	env := &Env{Reserve: func(n int64) error {
+		asked = append(asked, n)
+		if n >= 1000 {
+			return &budgetRefusal{n}
+		}
+		return nil
+	}}
+	kb := strings.Repeat("x", 1000)
+	calls := []struct {
+		fn   string
+		args []any
+	}{
+		{"json.encode", []any{[]any{kb}}},
+		{"json.indent", []any{[]any{kb}}},
+		{"json.indent", []any{`["` + kb + `"]`}},
+		{"yaml.encode", []any{kb}},
+		{"base64.encode", []any{kb}},
+		{"strings.join", []any{[]any{kb, kb}, ","}},
+		{"strings.replace", []any{kb, "x", "yy"}},
+		{"strings.repeat", []any{kb, int64(2)}},
+		{"re.replace", []any{"x", kb, "yy"}},
+		{"time.format", []any{"2024-01-01T00:00:00Z", kb}},
+	}
+	for _, c := range calls {
+		asked = nil
+		_, err := lookup(t, c.fn)(env, c.args, nil)
+		var refusal *budgetRefusal
+		if !errors.As(err, &refusal) {
+			t.Errorf("%s: got %v, want the Reserve refusal wrapped", c.fn, err)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), c.fn+": ") {
+			t.Errorf("%s: error %q does not name the function", c.fn, err)
+		}
+		if len(asked) != 1 {
+			t.Errorf("%s: Reserve asked %d times", c.fn, len(asked))
+		}
+	}
+	// Small results pass.
+	if got, err := lookup(t, "strings.repeat")(env, []any{"ab", int64(2)}, nil); err != nil || got != "abab" {
+		t.Errorf("small repeat: %v, %v", got, err)
 	}
 }

@@ -162,8 +162,8 @@ func stringsJoin(env *Env, a *args) (any, error) {
 	for _, p := range parts {
 		size += int64(len(p))
 	}
-	if size > env.maxBytes() {
-		return nil, a.errorf("%v", tooLarge(env.maxBytes()))
+	if err := a.reserve(env, size); err != nil {
+		return nil, err
 	}
 	return strings.Join(parts, sep), nil
 }
@@ -189,8 +189,8 @@ func stringsReplace(env *Env, a *args) (any, error) {
 	if n >= 0 && n < count {
 		count = n
 	}
-	if int64(len(s))+count*(int64(len(repl))-int64(len(old))) > env.maxBytes() {
-		return nil, a.errorf("%v", tooLarge(env.maxBytes()))
+	if err := a.reserve(env, int64(len(s))+count*(int64(len(repl))-int64(len(old)))); err != nil {
+		return nil, err
 	}
 	return strings.Replace(s, old, repl, int(count)), nil
 }
@@ -208,7 +208,10 @@ func stringsRepeat(env *Env, a *args) (any, error) {
 		return nil, a.argErrorf(1, "must not be negative, got %d", count)
 	}
 	if len(s) > 0 && count > env.maxBytes()/int64(len(s)) {
-		return nil, a.errorf("%v", tooLarge(env.maxBytes()))
+		return nil, a.errorf("%w", tooLarge(env.maxBytes()))
+	}
+	if err := a.reserve(env, int64(len(s))*count); err != nil {
+		return nil, err
 	}
 	return strings.Repeat(s, int(count)), nil
 }

@@ -151,8 +151,9 @@ func timeFormat(env *Env, a *args) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(layout))*4 > env.maxBytes() {
-		return nil, a.errorf("%v", tooLarge(env.maxBytes()))
+	// No layout element formats to more than twice its own length.
+	if err := a.reserve(env, int64(len(layout))*2); err != nil {
+		return nil, err
 	}
 	return t.UTC().Format(layout), nil
 }

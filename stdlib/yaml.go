@@ -27,14 +27,14 @@ var YAML = &Module{
 func yamlEncode(env *Env, a *args) (any, error) {
 	j, err := encodeJSON(a.value(0), env.maxBytes(), "", "")
 	if err != nil {
-		return nil, a.argErrorf(0, "%v", err)
+		return nil, a.argErrorf(0, "%w", err)
 	}
 	y, err := yaml.JSONToYAML(j)
 	if err != nil {
 		return nil, a.argErrorf(0, "%v", err)
 	}
-	if int64(len(y)) > env.maxBytes() {
-		return nil, a.errorf("%v", tooLarge(env.maxBytes()))
+	if err := a.reserve(env, int64(len(y))); err != nil {
+		return nil, err
 	}
 	return string(y), nil
 }
