@@ -61,8 +61,11 @@ type Kwarg struct {
 
 // Func is one module function. args and kwargs hold JSON-shaped values (map[string]any,
 // []any, string, bool, int64, float64, nil) converted by the calling adapter; the function
-// must not retain or mutate them. It returns a JSON-shaped value, or an error whose message
-// the adapter reports as a runtime error at the calling line.
+// must not retain or mutate them. It returns a JSON-shaped value that shares no map or slice
+// with its arguments, or an error whose message the adapter reports as a runtime error at the
+// calling line. The message is complete as is: it starts with the qualified function name
+// and names the argument, e.g. `k8s.match_selector: argument 1 (selector): expected dict,
+// got string`; adapters should not prefix the name again.
 type Func func(env *Env, args []any, kwargs []Kwarg) (any, error)
 
 // Module is a named set of functions and constants.
