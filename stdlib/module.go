@@ -3,6 +3,22 @@
 // every module to both languages with the same names and semantics: a hook reaches a module as
 // a predeclared global, through load("name", "name") in Starlark, or require("name") in
 // JavaScript. Nothing else reaches the outside world.
+//
+// Conventions shared by every module (REFERENCE.md, generated from these doc comments, is the
+// page for hook authors):
+//
+//   - Arguments may be passed by position or, in Starlark, by keyword, using the parameter
+//     names shown. JavaScript has no keyword arguments: pass optional ones by position. An
+//     optional argument given as null (None, undefined) takes its default.
+//   - Values are JSON-shaped: dict, list, string, bool, int, float, null. A number that is
+//     integral and fits in 64 bits is an int wherever a function produces one from text
+//     (json.decode, yaml.decode), so both languages see the same value.
+//   - No function mutates its arguments or returns a value sharing memory with them.
+//   - Errors name the function and the argument, and say what was expected:
+//     `k8s.match_selector: argument 1 (selector): expected dict or string, got int`.
+//   - A call that would build a string or encoding larger than Env.MaxBytes, or that the
+//     invocation's memory budget refuses (Env.Reserve), fails before building it.
+//   - Times are RFC 3339 strings and durations are seconds (see the time module).
 package stdlib
 
 import (

@@ -15,5 +15,11 @@ var yamlCases = []callCase{
 	{fn: "yaml.decode", args: []any{"- 1\n- '2'\n"}, want: []any{int64(1), "2"}},
 	{fn: "yaml.decode", args: []any{"a: 1\na: 2\n"}, err: "argument 1 (text): invalid YAML"},
 	{fn: "yaml.decode", args: []any{"a: [1"}, err: "invalid YAML"},
+	{fn: "yaml.decode", args: []any{"a: 1\n---\nb: 2\n"}, err: "argument 1 (text): invalid YAML: several documents"},
+	{fn: "yaml.decode", args: []any{"a: 1\n---\nb: [\n"}, err: "invalid YAML: several documents"},
+	{fn: "yaml.decode", args: []any{"---\na: 1\n"}, want: map[string]any{"a": int64(1)}},
+	{fn: "yaml.decode", args: []any{"a: 1\n---\n"}, want: map[string]any{"a": int64(1)}},
+	{fn: "yaml.decode", args: []any{"---\n---\na: 1\n"}, err: "several documents"},
+	{fn: "yaml.decode", args: []any{"1: a\ntrue: b\n"}, want: map[string]any{"1": "a", "true": "b"}},
 	{fn: "yaml.decode", args: []any{[]any{}}, err: "argument 1 (text): expected string, got list"},
 }
