@@ -2,6 +2,7 @@ package stdlib
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -19,8 +20,9 @@ import (
 //
 // msg is a string; fields, given as a dict (the JavaScript form, log.info("msg", {k: v})) or
 // as keyword arguments (Starlark, log.info("msg", k=v)) or both, become attributes of the
-// line in key order, keyword arguments last. A message longer than 4 KiB is cut, and at most
-// 32 fields are kept. Lines beyond the invocation's rate limit (Env.Limiter) are dropped
+// line in key order, keyword arguments last. Messages and string fields longer than 4 KiB
+// are cut, a dict or list field whose JSON passes 16 KiB (or is not valid JSON) is replaced
+// by a note, and at most 32 fields are kept. Lines beyond the invocation's rate limit (Env.Limiter) are dropped
 // without error: logging never fails a hook that called it correctly.
 var Log = &Module{
 	Name: "log",
@@ -34,6 +36,7 @@ var Log = &Module{
 
 const (
 	maxLogMessage = 4 << 10
+	maxLogValue   = 16 << 10
 	maxLogFields  = 32
 
 	// DefaultLogBurst and DefaultLogRate configure the TokenBucket an Env gets when its
@@ -77,13 +80,7 @@ func logFunc(fn string, level slog.Level) Func {
 		if !env.Limiter.Allow() {
 			return nil, nil
 		}
-		if len(msg) > maxLogMessage {
-			cut := maxLogMessage
-			for cut > 0 && !utf8.RuneStart(msg[cut]) {
-				cut--
-			}
-			msg = msg[:cut] + "…"
-		}
+		msg = truncateLogString(msg)
 		attrs := make([]slog.Attr, 0, min(len(fields)+len(extra), maxLogFields))
 		keys := make([]string, 0, len(fields))
 		for k := range fields {
@@ -91,10 +88,10 @@ func logFunc(fn string, level slog.Level) Func {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			attrs = append(attrs, slog.Any(k, fields[k]))
+			attrs = append(attrs, logAttr(k, fields[k]))
 		}
 		for _, kw := range extra {
-			attrs = append(attrs, slog.Any(kw.Name, kw.Value))
+			attrs = append(attrs, logAttr(kw.Name, kw.Value))
 		}
 		if len(attrs) > maxLogFields {
 			attrs = attrs[:maxLogFields]
@@ -102,6 +99,31 @@ func logFunc(fn string, level slog.Level) Func {
 		env.Log.LogAttrs(context.Background(), level, msg, attrs...)
 		return nil, nil
 	}
+}
+
+func truncateLogString(s string) string {
+	if len(s) <= maxLogMessage {
+		return s
+	}
+	cut := maxLogMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// logAttr makes one field: strings are cut like messages, and a dict or list whose JSON
+// passes maxLogValue bytes is replaced by a note, so one line stays small.
+func logAttr(key string, v any) slog.Attr {
+	switch x := v.(type) {
+	case string:
+		return slog.String(key, truncateLogString(x))
+	case map[string]any, []any:
+		if _, err := encodeJSON(v, maxLogValue, "", ""); err != nil {
+			return slog.String(key, fmt.Sprintf("(%s dropped: %v)", typeName(v), err))
+		}
+	}
+	return slog.Any(key, v)
 }
 
 // TokenBucket is a LogLimiter that allows a burst of lines, then a steady rate, measured on

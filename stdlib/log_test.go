@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,26 @@ func TestLogCapsMessageAndFields(t *testing.T) {
 	}
 	if n := len(l) - 2; n != maxLogFields {
 		t.Errorf("got %d fields, want %d", n, maxLogFields)
+	}
+
+	buf.Reset()
+	big := make([]any, 10000)
+	for i := range big {
+		big[i] = "xxxx"
+	}
+	kwargs := []Kwarg{{"big", big}, {"long", strings.Repeat("y", 2*maxLogMessage)}, {"small", []any{int64(1)}}}
+	if _, err := Log.Functions["info"](env, []any{"m"}, kwargs); err != nil {
+		t.Fatal(err)
+	}
+	l = lines(t, &buf)[0]
+	if s, _ := l["big"].(string); !strings.HasPrefix(s, "(list dropped: result too large") {
+		t.Errorf("big list field logged as %.80v", l["big"])
+	}
+	if s, _ := l["long"].(string); len(s) != maxLogMessage+len("…") {
+		t.Errorf("long string field logged with %d bytes", len(s))
+	}
+	if !reflect.DeepEqual(l["small"], []any{1.0}) {
+		t.Errorf("small list field logged as %v", l["small"])
 	}
 }
 
