@@ -98,4 +98,3 @@ func packageDoc(t *testing.T) string {
 	t.Fatal("no package doc")
 	return ""
 }
-
