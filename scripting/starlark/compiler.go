@@ -2,8 +2,8 @@
 //
 // Source is parsed with while loops, top-level control flow, global reassignment (before
 // freezing) and recursion enabled, rewritten so that amplifying operations are checked before
-// they allocate (see guard.go), then executed once: its top level runs at compile time under
-// scripting.DefaultBudget and its globals are frozen. Every Call runs the named function on a
+// they allocate (see rewrite.go and guard.go), then executed once: its top level runs at
+// compile time under Compiler.InitBudget and its globals are frozen. Every Call runs the named function on a
 // new Thread over those frozen globals.
 //
 // Module state: a top-level value is frozen after the top level ran, so a hook cannot
@@ -43,7 +43,11 @@ var fileOptions = syntax.FileOptions{
 
 // Compiler compiles Starlark source. The zero value is ready to use and safe for concurrent
 // use.
-type Compiler struct{}
+type Compiler struct {
+	// InitBudget limits the execution of a source's top level at compile time; zero fields
+	// take scripting.DefaultBudget.
+	InitBudget scripting.Budget
+}
 
 // NewCompiler returns the Starlark Compiler.
 func NewCompiler() *Compiler { return &Compiler{} }
@@ -68,7 +72,7 @@ func (*Compiler) Version() string { return version() }
 // Compile parses, rewrites, resolves and initialises source. Syntax and resolution errors
 // and failures of the top level (fail(), a disallowed load, an exhausted budget) are returned
 // as *scripting.CompileError at their position.
-func (*Compiler) Compile(name, source string) (scripting.Program, error) {
+func (c *Compiler) Compile(name, source string) (scripting.Program, error) {
 	opts := fileOptions
 	f, err := opts.Parse(name, source, 0)
 	if err != nil {
@@ -82,7 +86,7 @@ func (*Compiler) Compile(name, source string) (scripting.Program, error) {
 		return nil, compileError(name, err)
 	}
 
-	cs := newCallState(scripting.DefaultBudget, nil, nil)
+	cs := newCallState(c.InitBudget.WithDefaults(scripting.DefaultBudget), nil, nil)
 	thread := cs.start(name)
 	globals, err := prog.Init(thread, predeclared())
 	cs.finish()
@@ -93,9 +97,8 @@ func (*Compiler) Compile(name, source string) (scripting.Program, error) {
 
 	p := &program{name: name, globals: globals}
 	for n, v := range globals {
-		if fn, ok := v.(*starlark.Function); ok {
+		if _, ok := v.(*starlark.Function); ok {
 			p.functions = append(p.functions, n)
-			_ = fn
 		}
 	}
 	slices.Sort(p.functions)

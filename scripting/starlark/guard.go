@@ -330,6 +330,12 @@ func materialising(name string, per int64) *starlark.Builtin {
 		if err := stateOf(t).reserve(size); err != nil {
 			return nil, err
 		}
+		if name == "dict" && len(args) == 1 && len(kwargs) == 0 {
+			// dict(view): copy the view's level directly, without item tuples.
+			if v, ok := args[0].(*mapView); ok && v.own == nil {
+				return v.copyDict(), nil
+			}
+		}
 		return orig.CallInternal(t, args, kwargs)
 	})
 }
@@ -354,61 +360,59 @@ func rendering(name string) *starlark.Builtin {
 // values are counted each time they appear, as the text repeats them.
 func reprSize(v starlark.Value, limit int64) int64 {
 	var total int64
-	var walk func(v starlark.Value, depth int)
-	walk = func(v starlark.Value, depth int) {
-		if total > limit {
-			return
-		}
-		if depth > scripting.MaxOutputDepth {
-			total += 8 // cyclic values print as [...]
-			return
-		}
-		switch v := v.(type) {
-		case starlark.String:
-			total += int64(len(v)) + 2
-		case starlark.Bytes:
-			total += 4*int64(len(v)) + 3
-		case starlark.Int:
-			if _, ok := v.Int64(); ok {
-				total += 20
-			} else {
-				total += int64(v.BigInt().BitLen())/3 + 2
-			}
-		case *starlark.List:
-			total += 2
-			for i := 0; i < v.Len() && total <= limit; i++ {
-				total += 2
-				walk(v.Index(i), depth+1)
-			}
-		case starlark.Tuple:
-			total += 2
-			for _, e := range v {
-				total += 2
-				walk(e, depth+1)
-				if total > limit {
-					return
-				}
-			}
-		case *starlark.Dict:
-			total += 2
-			for k, e := range v.Entries() {
-				total += 4
-				walk(k, depth+1)
-				walk(e, depth+1)
-				if total > limit {
-					return
-				}
-			}
-		case *mapView:
-			total += v.reprSize(limit - total)
-		case *listView:
-			total += v.reprSize(limit - total)
-		default:
-			total += 32
-		}
-	}
-	walk(v, 0)
+	addReprSize(v, limit, 0, &total)
 	return total
+}
+
+func addReprSize(v starlark.Value, limit int64, depth int, total *int64) {
+	if *total > limit {
+		return
+	}
+	if depth > scripting.MaxOutputDepth {
+		*total += 8 // cyclic values print as [...]
+		return
+	}
+	switch v := v.(type) {
+	case starlark.String:
+		*total += int64(len(v)) + 2
+	case starlark.Bytes:
+		*total += 4*int64(len(v)) + 3
+	case starlark.Int:
+		if _, ok := v.Int64(); ok {
+			*total += 20
+		} else {
+			*total += int64(v.BigInt().BitLen())/3 + 2
+		}
+	case *starlark.List:
+		*total += 2
+		for i := 0; i < v.Len() && *total <= limit; i++ {
+			*total += 2
+			addReprSize(v.Index(i), limit, depth+1, total)
+		}
+	case starlark.Tuple:
+		*total += 2
+		for i := 0; i < len(v) && *total <= limit; i++ {
+			*total += 2
+			addReprSize(v[i], limit, depth+1, total)
+		}
+	case *starlark.Dict:
+		*total += 2
+		it := v.Iterate()
+		var k starlark.Value
+		for *total <= limit && it.Next(&k) {
+			e, _, _ := v.Get(k)
+			*total += 4
+			addReprSize(k, limit, depth+1, total)
+			addReprSize(e, limit, depth+1, total)
+		}
+		it.Done()
+	case *mapView:
+		*total += v.reprSize(limit - *total)
+	case *listView:
+		*total += v.reprSize(limit - *total)
+	default:
+		*total += 32
+	}
 }
 
 // mayHoldView reports whether v is a container, which realise may have to rebuild.

@@ -24,6 +24,7 @@ type mapView struct {
 	src  map[string]any
 	kids map[string]starlark.Value
 	own  *starlark.Dict
+	keys []starlark.Value // sorted keys as Starlark strings, made once on first iteration
 }
 
 type listView struct {
@@ -51,13 +52,13 @@ func newMapView(m map[string]any) *mapView { return &mapView{src: m} }
 
 // leaf converts a Go value of the request to Starlark; containers become views.
 func leaf(v any) starlark.Value {
-	switch v := v.(type) {
+	switch x := v.(type) {
 	case string:
-		return starlark.String(v)
+		return stringFromGo(v)
 	case map[string]any:
-		return &mapView{src: v}
+		return &mapView{src: x}
 	case []any:
-		return &listView{src: v}
+		return &listView{src: x}
 	}
 	return scalar(v)
 }
@@ -151,16 +152,23 @@ func (v *mapView) sortedKeys() []string {
 	return keys
 }
 
+// sortedValueKeys returns the sorted keys as Starlark strings; callers must not modify it.
+func (v *mapView) sortedValueKeys() []starlark.Value {
+	if v.keys == nil {
+		keys := v.sortedKeys()
+		v.keys = make([]starlark.Value, len(keys))
+		for i, k := range keys {
+			v.keys[i] = starlark.String(k)
+		}
+	}
+	return v.keys
+}
+
 func (v *mapView) Iterate() starlark.Iterator {
 	if v.own != nil {
 		return v.own.Iterate()
 	}
-	keys := v.sortedKeys()
-	elems := make([]starlark.Value, len(keys))
-	for i, k := range keys {
-		elems[i] = starlark.String(k)
-	}
-	return starlark.NewList(elems).Iterate()
+	return starlark.Tuple(v.sortedValueKeys()).Iterate()
 }
 
 func (v *mapView) Items() []starlark.Tuple {
@@ -179,14 +187,20 @@ func (v *mapView) Items() []starlark.Tuple {
 // private returns the view's own copy, making it on first use.
 func (v *mapView) private() *starlark.Dict {
 	if v.own == nil {
-		d := starlark.NewDict(len(v.src))
-		for _, k := range v.sortedKeys() {
-			e, _, _ := v.get(k)
-			d.SetKey(starlark.String(k), e)
-		}
-		v.own, v.kids = d, nil
+		v.own, v.kids = v.copyDict(), nil
 	}
 	return v.own
+}
+
+// copyDict returns a new dict of the view's entries in key order; nested containers are
+// the view's (shared) child views.
+func (v *mapView) copyDict() *starlark.Dict {
+	d := starlark.NewDict(len(v.src))
+	for _, k := range v.sortedValueKeys() {
+		e, _, _ := v.get(string(k.(starlark.String)))
+		d.SetKey(k, e)
+	}
+	return d
 }
 
 func (v *mapView) SetKey(k, e starlark.Value) error { return v.private().SetKey(k, e) }
@@ -328,8 +342,6 @@ func (v *listView) Slice(start, end, step int) starlark.Value {
 }
 
 func (v *listView) SetIndex(i int, e starlark.Value) error { return v.private().SetIndex(i, e) }
-
-var listReadMethods = map[string]bool{"index": true}
 
 func (v *listView) Attr(name string) (starlark.Value, error) { return v.private().Attr(name) }
 func (v *listView) AttrNames() []string                      { return starlark.NewList(nil).AttrNames() }

@@ -26,6 +26,7 @@ func toGo(v starlark.Value, meter *scripting.OutputMeter) (any, error) {
 type converter struct {
 	meter      *scripting.OutputMeter
 	shareViews bool
+	err        error // set by the dict loop body
 }
 
 func outErr(format string, args ...any) error {
@@ -33,12 +34,14 @@ func outErr(format string, args ...any) error {
 }
 
 func (c *converter) value(v starlark.Value, depth int) (any, error) {
-	switch v := v.(type) {
+	switch x := v.(type) {
 	case starlark.String:
-		if err := c.meter.Add(scripting.OutputStringBytes + int64(len(v))); err != nil {
+		if err := c.meter.Add(scripting.OutputStringBytes + int64(len(x))); err != nil {
 			return nil, err
 		}
-		return string(v), nil
+		return stringToGo(v), nil
+	}
+	switch v := v.(type) {
 	case starlark.Int:
 		if err := c.meter.Add(scripting.OutputScalarBytes); err != nil {
 			return nil, err
@@ -129,16 +132,25 @@ func (c *converter) dict(d *starlark.Dict, depth int) (any, error) {
 		return nil, err
 	}
 	out := make(map[string]any, n)
-	for k, e := range d.Entries() {
+	// The loop body only captures values and reports through c.err, so the closure is the
+	// one allocation; Iterate and Get would hash every key again.
+	c.err = nil
+	d.Entries()(func(k, e starlark.Value) bool {
 		ks, ok := k.(starlark.String)
 		if !ok {
-			return nil, outErr("dict key %s is a %s, not a string", k.String(), k.Type())
+			c.err = outErr("dict key %s is a %s, not a string", k.String(), k.Type())
+			return false
 		}
 		g, err := c.value(e, depth+1)
 		if err != nil {
-			return nil, scripting.AtKey(err, string(ks))
+			c.err = scripting.AtKey(err, string(ks))
+			return false
 		}
 		out[string(ks)] = g
+		return true
+	})
+	if c.err != nil {
+		return nil, c.err
 	}
 	return out, nil
 }
