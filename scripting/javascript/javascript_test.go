@@ -162,7 +162,7 @@ func TestCall(t *testing.T) {
 		{"returns_undefined", scripting.Budget{}, outputErr("", "undefined has no JSON form")},
 		{"returns_odd_keys", scripting.Budget{}, outputErr(`labels["app.kubernetes.io/name"]`, "got function")},
 		{"returns_cycle", scripting.Budget{}, outputErr(strings.Repeat("self.", scripting.MaxOutputDepth-1)+"self", "cyclic")},
-		{"returns_million_children", scripting.Budget{MaxMemory: 256 << 20}, func(t *testing.T, v any, err error) {
+		{"returns_million_children", scripting.Budget{MaxMemory: 256 << 20, Timeout: 30 * time.Second}, func(t *testing.T, v any, err error) {
 			var be *scripting.BudgetError
 			if !errors.As(err, &be) || be.Budget != scripting.BudgetOutput || be.Unit != "objects" || be.Used != be.Limit+1 {
 				t.Fatalf("got %v, want maxOutput budget error", err)
