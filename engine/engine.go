@@ -23,6 +23,7 @@ import (
 	"metascript.dev/metascript/engine/metrics"
 	"metascript.dev/metascript/engine/resources"
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/javascript"
 	"metascript.dev/metascript/scripting/starlark"
 )
 
@@ -54,9 +55,9 @@ type Engine struct {
 	manager     *manager.Manager
 }
 
-// NewRuntime returns a scripting runtime with the language adapters.
+// NewRuntime returns a scripting runtime with the Starlark and JavaScript adapters.
 func NewRuntime(opts scripting.Options) *scripting.Runtime {
-	return scripting.NewRuntime(opts, starlark.NewCompiler())
+	return scripting.NewRuntime(opts, starlark.NewCompiler(), javascript.NewCompiler())
 }
 
 // New builds the engine's clients and components. Nothing runs until Run.

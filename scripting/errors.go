@@ -3,6 +3,7 @@ package scripting
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // CompileError is a syntax or resolution error in hook source. Line and Column are 1-based;
@@ -77,6 +78,10 @@ type BudgetError struct {
 }
 
 func (e *BudgetError) Error() string {
+	if e.Unit == "ns" {
+		return fmt.Sprintf("%s hook exceeded its %s budget: limit %s, used %s",
+			e.Language, e.Budget, time.Duration(e.Limit), time.Duration(e.Used).Round(time.Microsecond))
+	}
 	return fmt.Sprintf("%s hook exceeded its %s budget: limit %d %s, used %d %s",
 		e.Language, e.Budget, e.Limit, e.Unit, e.Used, e.Unit)
 }

@@ -4,15 +4,20 @@
 // holds no cache and no state besides its client; the reconciler passes in what its informers
 // observed.
 //
+// A child already as desired costs no request: see UpToDate for the exact rule, which rests on
+// the AppliedHashAnnotation because the engine's cache drops managedFields.
+//
 // Every function treats its object arguments as read-only, so cached objects can be passed
 // directly. An Applier is safe for concurrent use.
 //
 // Errors: ErrGone and ErrConflict mean the object vanished or changed since it was observed;
 // the caller should requeue the parent and decide again from a fresher cache, not report a
-// failure. ErrInvalid, ErrNotOwned and ErrUnsupportedMethod mean the arguments were wrong
-// and retrying the same call cannot succeed. Any other error comes from the API server or the
-// transport (it can be inspected with k8s.io/apimachinery/pkg/api/errors) and is worth a
-// retry with backoff.
+// failure. ErrNotOwned means the child belongs to another controller (perhaps unknown to a
+// lagging cache): do not repeat the write; requeue so that claiming decides again. ErrInvalid
+// and ErrUnsupportedMethod mean the arguments were wrong and retrying the same call cannot
+// succeed. Any other error comes from the API server or the transport (inspect it with
+// k8s.io/apimachinery/pkg/api/errors) and is worth a retry with backoff, although a 422
+// Invalid will recur until the desired object changes.
 package apply
 
 import (
@@ -34,8 +39,8 @@ var (
 	// ErrConflict: a precondition failed (409): the object was replaced (other UID), changed
 	// (other resourceVersion), or another controller won the race to own it. Requeue.
 	ErrConflict = errors.New("object was replaced or changed since it was observed")
-	// ErrNotOwned: the observed object is controlled by another owner, so by the second law
-	// this controller must not write it. Do not retry; claim again.
+	// ErrNotOwned: the child is controlled by another owner, so by the second law this
+	// controller must not write it. Do not retry the write; requeue and claim again.
 	ErrNotOwned = errors.New("object is controlled by another owner")
 	// ErrInvalid: the desired or observed object cannot be written as given (no name,
 	// a namespace that does not fit the resource's scope, a foreign ControllerRef). Do not
@@ -114,7 +119,10 @@ func classify(op string, res Resource, obj *unstructured.Unstructured, err error
 // uidChanged reports whether err is the API server refusing an apply whose metadata.uid
 // precondition names an object that was replaced: it answers 422 "field is immutable" on
 // metadata.uid rather than 409.
-func uidChanged(err error) bool {
+func uidChanged(err error) bool { return invalidField(err, "metadata.uid") }
+
+// invalidField reports whether err is a 422 Invalid naming field among its causes.
+func invalidField(err error, field string) bool {
 	if !apierrors.IsInvalid(err) {
 		return false
 	}
@@ -123,7 +131,7 @@ func uidChanged(err error) bool {
 		return false
 	}
 	for _, cause := range status.Status().Details.Causes {
-		if cause.Field == "metadata.uid" {
+		if cause.Field == field {
 			return true
 		}
 	}

@@ -100,6 +100,9 @@ func configuration(owner metav1.OwnerReference, desired *unstructured.Unstructur
 //     numbers compare by value (1 equals 1.0); a null, empty map or empty list matches an
 //     absent field.
 //
+// Condition 1 is implied by 2, since the annotation is part of the configuration; it is
+// checked first because it is cheap and fails first whenever the hook's output changed.
+//
 // False negatives cost one idempotent request, never a wrong result: a value the API server
 // normalizes (a quantity "0.5" stored as "500m") or an associative list another manager added
 // items to never compares equal, so such a child is re-applied at every sync. An error means

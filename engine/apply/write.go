@@ -21,10 +21,16 @@ import (
 // so a child deleted, or deleted and recreated by someone else, since it was observed is
 // neither recreated nor written (ErrConflict); a later sync decides again.
 //
+// observed must be nil only when the cache holds no object of that name: Apply with nil
+// observed creates the child or, should the cache lag, writes the same-named live object. The
+// API server refuses that write when the live object has another controller (ErrNotOwned), but
+// a live orphan would be taken over without the selector check claiming does.
+//
 // Errors: ErrInvalid (bad desired or owner, or a namespace that does not fit res) and
-// ErrNotOwned (observed is controlled by another owner) must not be retried as they are;
-// ErrConflict means requeue; anything else comes from the API server, e.g. 422 Invalid when the
-// object fails validation or, with a stale cache, already has another controller.
+// ErrNotOwned (the child is controlled by another owner) must not be retried as they are:
+// requeue and claim again; ErrConflict means requeue; anything else comes from the API server
+// (e.g. 422 Invalid when the object fails validation) or the transport and is worth a retry
+// with backoff only if transient.
 func (a *Applier) Apply(ctx context.Context, res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured) (Action, error) {
 	config, hash, err := configuration(owner, desired)
 	if err != nil {
@@ -52,6 +58,11 @@ func (a *Applier) apply(ctx context.Context, res Resource, owner metav1.OwnerRef
 	}
 	_, err = client.Apply(ctx, config.GetName(), config, metav1.ApplyOptions{FieldManager: a.manager, Force: true})
 	if err != nil {
+		if invalidField(err, "metadata.ownerReferences") {
+			// The configuration holds one valid ControllerRef, ours, so the live object has
+			// another: the cache did not know it yet.
+			return Unchanged, fmt.Errorf("apply %s: %w: %w", describe(res, config), ErrNotOwned, err)
+		}
 		return Unchanged, classify("apply", res, config, err)
 	}
 	return action, nil

@@ -52,6 +52,17 @@ func TestApplyCreatesUpdatesAndRemovesDroppedFields(t *testing.T) {
 	if got, want := live.GetLabels(), map[string]string{"app": "a"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("labels after update = %v, want %v", got, want)
 	}
+
+	// Only dropping a field: everything desired is already in place, yet the field must go.
+	third := configMap(ns, "child", map[string]string{"app": "a"}, map[string]string{"keep": "1"})
+	action, err = a.Apply(ctx, configMaps, owner, third, live)
+	if err != nil || action != Updated {
+		t.Fatalf("third Apply = %v, %v; want Updated", action, err)
+	}
+	live = observe(t, ctx, configMaps, ns, "child")
+	if got, want := dataOf(t, live), map[string]string{"keep": "1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("data after dropping a key = %v, want %v", got, want)
+	}
 }
 
 func TestApplySendsNoRequestAtSteadyState(t *testing.T) {
@@ -192,9 +203,10 @@ func TestApplyRefusesWhatItMustNotWrite(t *testing.T) {
 		owner    metav1.OwnerReference
 		desired  *unstructured.Unstructured
 		observed *unstructured.Unstructured
-		want     error
+		want     error // with no request sent when observed is given
 	}{
 		{"observed controlled by another owner", configMaps, owner, configMap(ns, "foreign", nil, map[string]string{"k": "v"}), foreign, ErrNotOwned},
+		{"stale cache: a child of another owner exists", configMaps, owner, configMap(ns, "foreign", nil, map[string]string{"k": "v"}), nil, ErrNotOwned},
 		{"desired names another controller", configMaps, owner, namedOther, nil, ErrInvalid},
 		{"namespaced child without namespace", configMaps, owner, configMap("", "child", nil, nil), nil, ErrInvalid},
 		{"cluster-scoped child with namespace", clusterWidgets, owner, obj("test.metascript.dev/v1", "ClusterWidget", ns, "child"), nil, ErrInvalid},
@@ -206,10 +218,14 @@ func TestApplyRefusesWhatItMustNotWrite(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
 			n := requests(func() { _, err = a.Apply(ctx, tt.res, tt.owner, tt.desired, tt.observed) })
-			if !errors.Is(err, tt.want) || n != 0 {
-				t.Errorf("Apply: err = %v after %d requests; want %v after 0", err, n, tt.want)
+			if !errors.Is(err, tt.want) || (tt.observed != nil && n != 0) {
+				t.Errorf("Apply: err = %v after %d requests; want %v", err, n, tt.want)
 			}
 		})
+	}
+	live := observe(t, ctx, configMaps, ns, "foreign")
+	if len(live.GetOwnerReferences()) != 1 || live.GetResourceVersion() != foreign.GetResourceVersion() {
+		t.Errorf("the child of another owner was written: %v", live.Object)
 	}
 }
 

@@ -339,6 +339,27 @@ func TestFinalize(t *testing.T) {
 	})
 }
 
+// TestFinalizerRemovedWhenHookDropped: a controller edit that drops the finalize hook
+// releases the finalizer it held on every parent.
+func TestFinalizerRemovedWhenHookDropped(t *testing.T) {
+	cc := controller(t, "finalize.yaml")
+	ns := env.Namespace(t)
+	bundle(t, ns, "drop", "finalize", "drop", "a=1")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		p := getBundle(t, ns, "drop")
+		return len(p.GetFinalizers()) == 1, fmt.Sprintf("finalizers = %v", p.GetFinalizers())
+	})
+	cur := env.Get(t, "metascript.dev/v1alpha1", "CompositeController", "", cc.GetName())
+	unstructured.RemoveNestedField(cur.Object, "spec", "hooks", "finalize")
+	if _, err := env.Client(t, cur).Update(t.Context(), cur, metav1UpdateOptions); err != nil {
+		t.Fatal(err)
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		p := getBundle(t, ns, "drop")
+		return len(p.GetFinalizers()) == 0, fmt.Sprintf("finalizers = %v", p.GetFinalizers())
+	})
+}
+
 func TestResyncAfterSeconds(t *testing.T) {
 	controller(t, "resync.yaml")
 	ns := env.Namespace(t)

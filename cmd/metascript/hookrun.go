@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"metascript.dev/metascript/cmd/metascript/internal/hooktest"
+	"metascript.dev/metascript/cmd/metascript/internal/manifest"
+)
+
+// stdin is read by `--request -`.
+var stdin io.Reader = os.Stdin
+
+const hookRunUsage = `Usage: metascript hook run -f CONTROLLER.yaml [--hook sync] --request REQUEST.(json|yaml) [flags]
+
+Builds one hook of a controller resource exactly as the engine does and calls it once with
+the request; prints the response as JSON on stdout. The hook's log lines and errors go to
+stderr. Webhook hooks are called too, at their url (a service address resolves only where
+cluster DNS does). A request without a controller field gets the controller resource.
+
+Exit status: 0 the hook answered; 1 the hook failed (compile, runtime, budget, output or
+webhook error); 2 bad flags or input.
+
+Flags:
+`
+
+// hookRun is `metascript hook run`.
+func hookRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hook run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var files fileList
+	var defaults, ceilings budgetFlags
+	fs.Var(&files, "f", "controller resource file (YAML or JSON, several documents allowed); repeatable, e.g. for the file of a configMapRef source")
+	hook := fs.String("hook", "sync", "hook to call: sync, finalize or customize")
+	reqFile := fs.String("request", "", "request file (YAML or JSON); - reads stdin")
+	name := fs.String("controller", "", "controller name, when the files hold several")
+	nowFlag := fs.String("now", "", "fix the clock hooks read (RFC 3339), for repeatable output")
+	compact := fs.Bool("compact", false, "print the response on one line")
+	addBudgetFlags(fs, &defaults, &ceilings)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, hookRunUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "metascript hook run: "+format+"\n", a...)
+		return exitUsage
+	}
+	switch {
+	case len(pos) > 0:
+		return usageErr("unexpected arguments %q", pos)
+	case len(files) == 0:
+		return usageErr("-f CONTROLLER.yaml is required")
+	case *reqFile == "":
+		return usageErr("--request REQUEST.(json|yaml) is required")
+	}
+	now, err := parseNow(*nowFlag)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+
+	set, err := readControllerFiles(files)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	ctrl, err := set.Find(*name)
+	if err != nil {
+		return usageErr("%s: %v", strings.Join(files, ", "), err)
+	}
+	if _, err := manifest.Hook(ctrl.CC, *hook); err != nil {
+		return usageErr("%s: %v", ctrl.File, err)
+	}
+	req, err := readRequest(*reqFile)
+	if err != nil {
+		return usageErr("--request %s: %v", *reqFile, err)
+	}
+	rt, err := offlineRuntime(now, defaults, ceilings)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	inv, err := buildHook(ctx, rt, set.ConfigMaps, ctrl, *hook)
+	if err != nil {
+		fmt.Fprintln(stderr, located(ctrl, "hooks."+*hook, err))
+		return exitFailed
+	}
+	resp, err := inv.Invoke(ctx, withController(req, ctrl), hookLogger(stderr))
+	if err != nil {
+		fmt.Fprintln(stderr, located(ctrl, "hooks."+*hook, err))
+		return exitFailed
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	if !*compact {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(resp); err != nil {
+		fmt.Fprintf(stderr, "metascript hook run: writing the response: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// readControllerFiles reads every file; a file or document that cannot be read is an error.
+func readControllerFiles(paths []string) (*manifest.Set, error) {
+	var files []*manifest.File
+	var errs []error
+	for _, p := range paths {
+		f, err := manifest.ReadFile(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, de := range f.Errors {
+			errs = append(errs, de)
+		}
+		files = append(files, f)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return manifest.NewSet(files...), nil
+}
+
+// readRequest reads a request object from a YAML or JSON file, or stdin for "-".
+func readRequest(path string) (map[string]any, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := hooktest.DecodeValue(data)
+	if err != nil {
+		return nil, err
+	}
+	req, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("expected an object (with parent, children, ...), got %s", hooktest.Render(v))
+	}
+	return req, nil
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"metascript.dev/metascript/cmd/metascript/internal/hooktest"
+)
+
+func TestHookRun(t *testing.T) {
+	const (
+		c      = "testdata/controllers/"
+		bundle = c + "bundle-starlark.yaml"
+		req    = "testdata/requests/bundle.yaml"
+	)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		// wantJSON is the expected response, inline JSON or a file under testdata/.
+		wantJSON string
+		// wantStdout, when set, is the exact output (formatting checks).
+		wantStdout string
+		// wantStderr are substrings of stderr.
+		wantStderr []string
+	}{
+		{name: "sync, YAML request", args: []string{"-f", bundle, "--hook", "sync", "--request", req},
+			wantJSON: "testdata/responses/bundle.json", wantStderr: []string{`msg="syncing b with 2 items" source=print`}},
+		{name: "sync is the default hook, JSON request", args: []string{"-f", bundle, "--request", "testdata/requests/bundle.json"},
+			wantJSON: "testdata/responses/bundle.json"},
+		{name: "finalize, compact", args: []string{"-f", bundle, "--hook", "finalize", "--request", req, "--compact"},
+			wantStdout: `{"finalized":false,"status":{"remaining":1}}` + "\n"},
+		{name: "indented by default", args: []string{"-f", bundle, "--hook", "finalize", "--request", req},
+			wantStdout: "{\n  \"finalized\": false,\n  \"status\": {\n    \"remaining\": 1\n  }\n}\n"},
+		{name: "flags after the request", args: []string{"--request", req, "-f", bundle, "--hook=finalize"},
+			wantJSON: `{"finalized":false,"status":{"remaining":1}}`},
+		{name: "shared script function", args: []string{"-f", c + "shared-starlark.yaml", "--hook", "customize", "--request", req},
+			wantJSON: `{"children":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b-b"}}],"resyncAfterSeconds":30}`},
+		{name: "configMap source in the same file", args: []string{"-f", c + "shared-starlark.yaml", "--hook", "finalize", "--request", req},
+			wantJSON: `{"finalized":true}`},
+		{name: "configMap source in another file", args: []string{"-f", c + "configmap-source.yaml", "-f", c + "configmaps.yaml", "--request", req},
+			wantJSON: `{"status":{"parent":"b"}}`},
+		{name: "one of several controllers", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "returns-nothing", "--request", req},
+			wantCode: exitFailed, wantStderr: []string{
+				"hostile-starlark.yaml: compositecontroller/returns-nothing hooks.sync: hook response: the hook returned nothing"}},
+
+		{name: "compile error with position", args: []string{"-f", c + "broken-starlark.yaml", "--request", req},
+			wantCode: exitFailed, wantStderr: []string{
+				"testdata/controllers/broken-starlark.yaml: compositecontroller/broken hooks.sync: 5:11: got return, want ','\n"}},
+		{name: "missing function", args: []string{"-f", c + "broken-starlark.yaml", "--hook", "finalize", "--request", req},
+			wantCode: exitFailed, wantStderr: []string{`hooks.finalize: 1:1: no top-level function "cleanup" (defined: [finalize])`}},
+		{name: "runtime error with the script's stack", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--hook", "customize", "--request", req},
+			wantCode: exitFailed, wantStderr: []string{
+				`compositecontroller/hostile hooks.customize: starlark runtime error: key "missing" not in dict`,
+				"at compositecontroller/hostile/script:13:13 in helper",
+				"at compositecontroller/hostile/script:16:18 in crash"}},
+		{name: "fail() in the hook", args: []string{"-f", bundle, "--request", "testdata/requests/no-items.yaml"},
+			wantCode: exitFailed, wantStderr: []string{"fail: spec.items is required", "at compositecontroller/bundle-starlark/hooks/sync:5:13 in sync"}},
+		{name: "step budget", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--request", req},
+			wantCode: exitFailed, wantStderr: []string{"starlark hook exceeded its maxSteps budget: limit 10000 steps", "in spin"}},
+		{name: "the engine's budget flags apply", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--request", req, "--ceiling-hook-max-steps", "500"},
+			wantCode: exitFailed, wantStderr: []string{"exceeded its maxSteps budget: limit 500 steps"}},
+		{name: "output error names the path", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--hook", "finalize", "--request", req},
+			wantCode: exitFailed, wantStderr: []string{"invalid value at children[0].metadata.name: expected a JSON value", "got function"}},
+		{name: "configMap source not given", args: []string{"-f", c + "configmap-source.yaml", "--request", req},
+			wantCode: exitFailed, wantStderr: []string{"source in ConfigMap hooks/long-hooks is not in the given files"}},
+
+		{name: "several controllers, none named", args: []string{"-f", c + "hostile-starlark.yaml", "--request", req},
+			wantCode: exitUsage, wantStderr: []string{"several controllers (hostile, returns-nothing): name one"}},
+		{name: "no such controller", args: []string{"-f", bundle, "--controller", "nope", "--request", req},
+			wantCode: exitUsage, wantStderr: []string{`no CompositeController named "nope" (found: bundle-starlark)`}},
+		{name: "no such hook", args: []string{"-f", bundle, "--hook", "customize", "--request", req},
+			wantCode: exitUsage, wantStderr: []string{"compositecontroller/bundle-starlark has no hooks.customize (defined: sync, finalize)"}},
+		{name: "no -f", args: []string{"--request", req}, wantCode: exitUsage, wantStderr: []string{"-f CONTROLLER.yaml is required"}},
+		{name: "no --request", args: []string{"-f", bundle}, wantCode: exitUsage, wantStderr: []string{"--request REQUEST.(json|yaml) is required"}},
+		{name: "request is not an object", args: []string{"-f", bundle, "--request", "testdata/requests/not-an-object.yaml"},
+			wantCode: exitUsage, wantStderr: []string{"expected an object (with parent, children, ...), got [1,2,3]"}},
+		{name: "request file missing", args: []string{"-f", bundle, "--request", "testdata/requests/nope.yaml"},
+			wantCode: exitUsage, wantStderr: []string{"no such file or directory"}},
+		{name: "controller file missing", args: []string{"-f", c + "nope.yaml", "--request", req},
+			wantCode: exitUsage, wantStderr: []string{"nope.yaml: no such file or directory"}},
+		{name: "undecodable controller", args: []string{"-f", c + "invalid.yaml", "--controller", "no-sync", "--request", req},
+			wantCode: exitUsage, wantStderr: []string{"invalid.yaml:2: compositecontroller/typo: unknown field spec.hooks.sync.starlark.sorce"}},
+		{name: "bad --now", args: []string{"-f", bundle, "--request", req, "--now", "yesterday"},
+			wantCode: exitUsage, wantStderr: []string{"--now: want an RFC 3339 time"}},
+		{name: "bad memory flag", args: []string{"-f", bundle, "--request", req, "--hook-max-memory", "lots"},
+			wantCode: exitUsage, wantStderr: []string{"--hook-max-memory"}},
+		{name: "stray argument", args: []string{"-f", bundle, "--request", req, "extra"},
+			wantCode: exitUsage, wantStderr: []string{`unexpected arguments ["extra"]`}},
+		{name: "help", args: []string{"-h"}, wantStderr: []string{"Usage: metascript hook run", "-request"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := hookRun(tt.args, &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout.String(), stderr.String())
+			}
+			for _, s := range tt.wantStderr {
+				if !strings.Contains(stderr.String(), s) {
+					t.Errorf("stderr does not contain %q:\n%s", s, stderr.String())
+				}
+			}
+			if tt.wantStdout != "" && stdout.String() != tt.wantStdout {
+				t.Errorf("stdout:\n%s\nwant:\n%s", stdout.String(), tt.wantStdout)
+			}
+			if tt.wantJSON != "" {
+				checkJSON(t, stdout.Bytes(), tt.wantJSON)
+			}
+			if tt.wantCode != exitOK && stdout.Len() > 0 {
+				t.Errorf("stdout of a failed run should be empty, got %s", stdout.String())
+			}
+		})
+	}
+}
+
+// checkJSON compares got with want (inline JSON, or a file path) as JSON values.
+func checkJSON(t *testing.T, got []byte, want string) {
+	t.Helper()
+	wantData := []byte(want)
+	if !strings.HasPrefix(want, "{") {
+		var err error
+		if wantData, err = os.ReadFile(want); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := hooktest.DecodeValue(wantData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hooktest.DecodeValue(got)
+	if err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, got)
+	}
+	if d := hooktest.Diff(w, g); d != nil {
+		t.Errorf("response differs:\n%s", strings.Join(d, "\n"))
+	}
+}
+
+func TestHookRunStdinRequest(t *testing.T) {
+	data, err := os.ReadFile("testdata/requests/bundle.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin = bytes.NewReader(data)
+	t.Cleanup(func() { stdin = os.Stdin })
+	var stdout, stderr bytes.Buffer
+	if code := hookRun([]string{"-f", "testdata/controllers/bundle-starlark.yaml", "--request", "-"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit code %d: %s", code, stderr.String())
+	}
+	checkJSON(t, stdout.Bytes(), "testdata/responses/bundle.json")
+}
+
+// TestHookRunWebhook: hook run calls webhook hooks as the engine does, the request as a
+// JSON POST body, controller included.
+func TestHookRunWebhook(t *testing.T) {
+	var gotController string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		type named struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		}
+		var req struct{ Controller, Parent named }
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		gotController = req.Controller.Metadata.Name
+		if r.URL.Path == "/fail" {
+			http.Error(w, "parent has no items", http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintf(w, `{"status": {"seen": %q}, "children": []}`, req.Parent.Metadata.Name)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	ctrl := filepath.Join(dir, "webhook.yaml")
+	writeFile(t, ctrl, fmt.Sprintf(`apiVersion: metascript.dev/v1alpha1
+kind: CompositeController
+metadata: {name: hooked}
+spec:
+  parentResource: {apiVersion: test.metascript.dev/v1, resource: bundles}
+  hooks:
+    sync: {webhook: {url: %q}}
+    finalize: {webhook: {url: %q}}
+`, srv.URL+"/sync", srv.URL+"/fail"))
+
+	var stdout, stderr bytes.Buffer
+	if code := hookRun([]string{"-f", ctrl, "--request", "testdata/requests/bundle.yaml"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit code %d: %s", code, stderr.String())
+	}
+	checkJSON(t, stdout.Bytes(), `{"status": {"seen": "b"}, "children": []}`)
+	if gotController != "hooked" {
+		t.Errorf("request.controller named %q, want the controller resource", gotController)
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	code := hookRun([]string{"-f", ctrl, "--hook", "finalize", "--request", "testdata/requests/bundle.yaml"}, &stdout, &stderr)
+	if code != exitFailed || !strings.Contains(stderr.String(), "/fail: HTTP 500: parent has no items") {
+		t.Errorf("exit code %d, stderr %q; want 1 and the webhook's status and body", code, stderr.String())
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,164 @@
+package hooktest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// Equal compares two JSON-shaped values as JSON values: objects by their keys whatever the
+// order, numbers by value (1 equals 1.0, int64 or float64 alike).
+func Equal(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !Equal(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if xn, ok := number(a); ok {
+		yn, ok := number(b)
+		return ok && xn == yn
+	}
+	return a == b
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// Diff lists the differences between want and got, one line per differing path, in a stable
+// order: `children[0].metadata.name: want "a", got "b"`, `status.ready: missing (want true)`,
+// `children[2]: unexpected {"kind":"Secret",...}`. It returns nil when Equal(want, got).
+func Diff(want, got any) []string {
+	var out []string
+	diff(Path{}, want, got, &out)
+	return out
+}
+
+func diff(at Path, want, got any, out *[]string) {
+	where := at.stringOr("(the whole response)")
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			break
+		}
+		keys := make([]string, 0, len(w)+len(g))
+		for k := range w {
+			keys = append(keys, k)
+		}
+		for k := range g {
+			if _, ok := w[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			wv, inWant := w[k]
+			gv, inGot := g[k]
+			switch {
+			case !inGot:
+				*out = append(*out, fmt.Sprintf("%s: missing (want %s)", at.appendKey(k), Render(wv)))
+			case !inWant:
+				*out = append(*out, fmt.Sprintf("%s: unexpected %s", at.appendKey(k), Render(gv)))
+			default:
+				diff(at.appendKey(k), wv, gv, out)
+			}
+		}
+		return
+	case []any:
+		g, ok := got.([]any)
+		if !ok {
+			break
+		}
+		if len(w) != len(g) {
+			*out = append(*out, fmt.Sprintf("%s: want %s, got %d", where, items(len(w)), len(g)))
+		}
+		for i := 0; i < max(len(w), len(g)); i++ {
+			switch {
+			case i >= len(g):
+				*out = append(*out, fmt.Sprintf("%s: missing (want %s)", at.appendIndex(i), Render(w[i])))
+			case i >= len(w):
+				*out = append(*out, fmt.Sprintf("%s: unexpected %s", at.appendIndex(i), Render(g[i])))
+			default:
+				diff(at.appendIndex(i), w[i], g[i], out)
+			}
+		}
+		return
+	}
+	if !Equal(want, got) {
+		*out = append(*out, fmt.Sprintf("%s: want %s, got %s", where, Render(want), Render(got)))
+	}
+}
+
+func items(n int) string {
+	if n == 1 {
+		return "1 item"
+	}
+	return fmt.Sprintf("%d items", n)
+}
+
+// renderLimit keeps one rendered value to a readable line.
+const renderLimit = 120
+
+// Render writes v as compact JSON, shortened past renderLimit bytes.
+func Render(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	s := string(bytes.TrimRight(b.Bytes(), "\n"))
+	if len(s) > renderLimit {
+		return s[:renderLimit] + "…"
+	}
+	return s
+}
+
+// describeType names a value's JSON type for messages.
+func describeType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int64, float64, int:
+		return "a number"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,350 @@
+// Package manifest reads controller resources, and the ConfigMaps their hooks may take source
+// from, out of YAML or JSON files the way the offline commands need them: several documents
+// per file, `kind: List`, strict decoding that names a misspelt field instead of dropping it
+// as the API server's pruning would. It knows nothing about running hooks.
+package manifest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/hooks"
+)
+
+// Controller is one CompositeController read from a file.
+type Controller struct {
+	// File is the path as given; Line is the first line of the controller's document.
+	File string
+	Line int
+	// Object is the resource as written, in JSON shape; the engine hands the controller to
+	// its hooks as request.controller in this shape.
+	Object map[string]any
+	CC     *v1alpha1.CompositeController
+}
+
+// Ref names the controller as the engine does in positions and logs: compositecontroller/NAME.
+func (c *Controller) Ref() string { return "compositecontroller/" + c.CC.Name }
+
+// DocError reports a document that could not be read as what it claims to be. The other
+// documents of the file are still loaded.
+type DocError struct {
+	File string
+	Line int
+	// Ref is kind/name when the document got that far, else empty.
+	Ref string
+	Err error
+}
+
+func (e *DocError) Error() string {
+	if e.Ref != "" {
+		return fmt.Sprintf("%s:%d: %s: %v", e.File, e.Line, e.Ref, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+}
+
+func (e *DocError) Unwrap() error { return e.Err }
+
+// File is what one file holds. Documents of other kinds are ignored.
+type File struct {
+	Path        string
+	Controllers []*Controller
+	ConfigMaps  ConfigMaps
+	// Errors are the documents that could not be decoded, in file order.
+	Errors []*DocError
+}
+
+// ReadFile reads path. Its error is about the file as a whole (unreadable); problems of single
+// documents are in File.Errors.
+func ReadFile(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data), nil
+}
+
+// Parse reads the documents of data, naming them after path.
+func Parse(path string, data []byte) *File {
+	f := &File{Path: path, ConfigMaps: ConfigMaps{}}
+	for _, d := range splitDocuments(data) {
+		j, err := yaml.YAMLToJSON(d.text)
+		if err != nil {
+			f.Errors = append(f.Errors, &DocError{File: path, Line: d.line, Err: err})
+			continue
+		}
+		v, err := hooks.DecodeJSON(j)
+		if err != nil {
+			f.Errors = append(f.Errors, &DocError{File: path, Line: d.line, Err: err})
+			continue
+		}
+		f.add(d.line, v)
+	}
+	return f
+}
+
+// add takes one decoded document; a v1 List contributes each of its items.
+func (f *File) add(line int, v any) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		if v != nil { // an empty document is no error
+			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line,
+				Err: fmt.Errorf("expected a resource object, got %s", typeName(v))})
+		}
+		return
+	}
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	switch {
+	case apiVersion == "v1" && kind == "List":
+		items, _ := obj["items"].([]any)
+		for _, it := range items {
+			f.add(line, it)
+		}
+	case apiVersion == "v1" && kind == "ConfigMap":
+		if err := f.ConfigMaps.add(obj); err != nil {
+			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Err: err})
+		}
+	case apiVersion == v1alpha1.GroupVersion.String() && kind == "CompositeController":
+		c, err := decodeController(obj)
+		if err != nil {
+			ref := ""
+			if c != nil && c.Name != "" {
+				ref = "compositecontroller/" + c.Name
+			}
+			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Ref: ref, Err: err})
+			return
+		}
+		f.Controllers = append(f.Controllers, &Controller{File: f.Path, Line: line, Object: obj, CC: c})
+	}
+}
+
+// decodeController decodes strictly: an unknown field is an error, not silently dropped.
+// On error it still returns what it could decode (the name, for the report).
+func decodeController(obj map[string]any) (*v1alpha1.CompositeController, error) {
+	cc := &v1alpha1.CompositeController{}
+	if err := decodeStrict(obj, cc); err != nil {
+		loose := &v1alpha1.CompositeController{}
+		if data, merr := json.Marshal(obj); merr == nil {
+			_ = json.Unmarshal(data, loose)
+		}
+		return loose, err
+	}
+	if cc.Name == "" {
+		return cc, errors.New("metadata.name is required")
+	}
+	return cc, nil
+}
+
+// DecodeStrict decodes YAML or JSON data into v, refusing fields v does not have; the error
+// names an unknown field by its path when it can.
+func DecodeStrict(data []byte, v any) error {
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return err
+	}
+	var doc any
+	if err := json.Unmarshal(j, &doc); err != nil {
+		return err
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return fmt.Errorf("expected an object, got %s", typeName(doc))
+	}
+	return decodeStrict(obj, v)
+}
+
+func decodeStrict(obj map[string]any, v any) error {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(locateUnknownField(obj, strings.TrimPrefix(err.Error(), "json: ")))
+	}
+	return nil
+}
+
+// locateUnknownField turns encoding/json's `unknown field "x"` into the field's path in obj
+// when exactly one key of obj is called x; otherwise msg is returned as is.
+func locateUnknownField(obj map[string]any, msg string) string {
+	name, ok := strings.CutPrefix(msg, "unknown field ")
+	if !ok {
+		return msg
+	}
+	name, err := strconv.Unquote(name)
+	if err != nil {
+		return msg
+	}
+	var paths []string
+	var walk func(at string, v any)
+	walk = func(at string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				p := k
+				if at != "" {
+					p = at + "." + k
+				}
+				if k == name {
+					paths = append(paths, p)
+				}
+				walk(p, e)
+			}
+		case []any:
+			for i, e := range t {
+				walk(fmt.Sprintf("%s[%d]", at, i), e)
+			}
+		}
+	}
+	walk("", obj)
+	if len(paths) != 1 {
+		return msg
+	}
+	return "unknown field " + paths[0]
+}
+
+type document struct {
+	line int // 1-based line of the document's first line
+	text []byte
+}
+
+// splitDocuments splits a YAML stream at its `---` separator lines, remembering where each
+// document starts so that errors can point into the file.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	var cur bytes.Buffer
+	start, n := 1, 0
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), len(data)+1)
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if line == "---" || strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "---\t") {
+			if strings.TrimSpace(cur.String()) != "" {
+				docs = append(docs, document{line: start, text: bytes.Clone(cur.Bytes())})
+			}
+			cur.Reset()
+			start = n + 1
+			continue
+		}
+		if start == n && isBlankOrComment(line) {
+			start++ // a document starts at its first line of content
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+	}
+	if strings.TrimSpace(cur.String()) != "" {
+		docs = append(docs, document{line: start, text: cur.Bytes()})
+	}
+	return docs
+}
+
+func isBlankOrComment(line string) bool {
+	t := strings.TrimSpace(line)
+	return t == "" || strings.HasPrefix(t, "#")
+}
+
+// Set is the controllers and ConfigMaps of several files.
+type Set struct {
+	Files       []*File
+	Controllers []*Controller
+	ConfigMaps  ConfigMaps
+}
+
+// NewSet gathers files; a ConfigMap in any of them can serve a controller in any other.
+func NewSet(files ...*File) *Set {
+	s := &Set{Files: files, ConfigMaps: ConfigMaps{}}
+	for _, f := range files {
+		s.Controllers = append(s.Controllers, f.Controllers...)
+		for k, v := range f.ConfigMaps {
+			s.ConfigMaps[k] = v
+		}
+	}
+	return s
+}
+
+// Find returns the controller called name, or the only controller when name is empty.
+func (s *Set) Find(name string) (*Controller, error) {
+	var names []string
+	for _, c := range s.Controllers {
+		if c.CC.Name == name {
+			return c, nil
+		}
+		names = append(names, c.CC.Name)
+	}
+	switch {
+	case len(s.Controllers) == 0:
+		return nil, errors.New("no CompositeController found")
+	case name == "" && len(s.Controllers) == 1:
+		return s.Controllers[0], nil
+	case name == "":
+		return nil, fmt.Errorf("several controllers (%s): name one", strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("no CompositeController named %q (found: %s)", name, strings.Join(names, ", "))
+}
+
+// NamedHook is one hook of a controller.
+type NamedHook struct {
+	Name string
+	Def  *v1alpha1.Hook
+}
+
+// HookNames are the hooks of a CompositeController, in the order they are reported.
+var HookNames = []string{"sync", "finalize", "customize"}
+
+// Hooks lists the hooks the controller defines, in HookNames order.
+func Hooks(cc *v1alpha1.CompositeController) []NamedHook {
+	h := cc.Spec.Hooks
+	if h == nil {
+		return nil
+	}
+	var out []NamedHook
+	for _, nh := range []NamedHook{{"sync", h.Sync}, {"finalize", h.Finalize}, {"customize", h.Customize}} {
+		if nh.Def != nil {
+			out = append(out, nh)
+		}
+	}
+	return out
+}
+
+// Hook returns the hook called name, or an error listing the ones defined.
+func Hook(cc *v1alpha1.CompositeController, name string) (*v1alpha1.Hook, error) {
+	var names []string
+	for _, h := range Hooks(cc) {
+		if h.Name == name {
+			return h.Def, nil
+		}
+		names = append(names, h.Name)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("compositecontroller/%s defines no hooks", cc.Name)
+	}
+	return nil, fmt.Errorf("compositecontroller/%s has no hooks.%s (defined: %s)", cc.Name, name, strings.Join(names, ", "))
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int64, float64:
+		return "a number"
+	case nil:
+		return "nothing"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,59 @@
+// Command metascript is the Metascript engine and its offline hook tools.
+//
+//	metascript run [flags]                       run the engine against a cluster
+//	metascript hook run -f CONTROLLER.yaml ...   run one hook offline, print its response
+//	metascript hook test FILE...                 run hook test cases written as YAML
+//	metascript validate -f FILE...               compile every hook of every controller in FILEs
+//
+// This file holds flags and wiring only; the work is in engine/ and scripting/.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `metascript — controllers as custom resources with inline Starlark and JavaScript hooks
+
+Usage:
+  metascript run [flags]                                       run the engine
+  metascript hook run -f CONTROLLER.yaml --hook sync --request REQUEST.(json|yaml)
+  metascript hook test FILE...                                 run hook test cases
+  metascript validate -f FILE...                               compile every hook in FILEs
+
+Run 'metascript <command> -h' for the flags of a command.
+`
+
+func main() {
+	os.Exit(dispatch(os.Args[1:]))
+}
+
+// dispatch runs one command and returns the process exit code.
+func dispatch(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return runEngine(args[1:])
+	case "hook":
+		if len(args) < 2 {
+			fmt.Fprint(os.Stderr, usage)
+			return 2
+		}
+		switch args[1] {
+		case "run":
+			return hookRun(args[2:], os.Stdout, os.Stderr)
+		case "test":
+			return hookTest(args[2:], os.Stdout, os.Stderr)
+		}
+	case "validate":
+		return validate(args[1:], os.Stdout, os.Stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(os.Stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "metascript: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"metascript.dev/metascript/cmd/metascript/internal/hooktest"
+	"metascript.dev/metascript/cmd/metascript/internal/manifest"
+	"metascript.dev/metascript/engine"
+	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/scripting"
+)
+
+// Exit codes of the offline commands.
+const (
+	exitOK = 0
+	// exitFailed: the hook failed (compile, runtime, budget, output or webhook error), a test
+	// case failed, or validate found an error.
+	exitFailed = 1
+	// exitUsage: bad flags or unusable input (unreadable file, no such controller or hook,
+	// malformed request).
+	exitUsage = 2
+)
+
+// fileList is a repeatable -f flag.
+type fileList []string
+
+func (l *fileList) String() string     { return strings.Join(*l, ",") }
+func (l *fileList) Set(v string) error { *l = append(*l, v); return nil }
+
+// parseInterspersed parses flags that may come before, between or after positional
+// arguments, and returns the positional ones; "--" ends flag parsing.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// flag.Parse stops at the first positional argument, or after a "--" it consumed.
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+// offlineRuntime is the engine's scripting runtime (every language adapter the engine has),
+// with the engine's budget flags and, when now is not zero, a clock fixed at now.
+func offlineRuntime(now time.Time, defaults, ceilings budgetFlags) (*scripting.Runtime, error) {
+	d, err := defaults.budget()
+	if err != nil {
+		return nil, fmt.Errorf("--hook-max-memory: %w", err)
+	}
+	c, err := ceilings.budget()
+	if err != nil {
+		return nil, fmt.Errorf("--ceiling-hook-max-memory: %w", err)
+	}
+	opts := scripting.Options{Defaults: d, Ceilings: c}
+	if !now.IsZero() {
+		opts.Now = func() time.Time { return now }
+	}
+	return engine.NewRuntime(opts), nil
+}
+
+// parseNow reads an RFC 3339 time; empty means none.
+func parseNow(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--now: want an RFC 3339 time such as 2025-01-02T03:04:05Z: %v", err)
+	}
+	return t, nil
+}
+
+// buildHook builds one hook of c the way the engine's manager does. ConfigMap sources are
+// read from the ConfigMaps found in the given files.
+func buildHook(ctx context.Context, rt *scripting.Runtime, cms manifest.ConfigMaps, c *manifest.Controller,
+	hook string) (hooks.Invoker, error) {
+	def, err := manifest.Hook(c.CC, hook)
+	if err != nil {
+		return nil, err
+	}
+	return hooks.Build(ctx, hooks.Spec{Controller: c.Ref(), Hook: hook, Def: def, Shared: c.CC.Spec.Script}, rt, cms)
+}
+
+// withController returns req with the controller resource as request.controller when the
+// request has none, as the engine sends it.
+func withController(req map[string]any, c *manifest.Controller) map[string]any {
+	if _, ok := req["controller"]; ok {
+		return req
+	}
+	out := make(map[string]any, len(req)+1)
+	for k, v := range req {
+		out[k] = v
+	}
+	out["controller"] = c.Object
+	return out
+}
+
+// hookLogger writes a hook's log lines (Starlark print, the log module) as text to w.
+func hookLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
+		Level: slog.LevelDebug,
+		// Without timestamps, lines of a test run read the same on every run.
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+}
+
+// describe writes a hook error for a person: the typed error's own message (positions,
+// stack traces and thrown values included) and, for a budget error, where the hook was
+// when it was stopped.
+func describe(err error) string {
+	var b strings.Builder
+	b.WriteString(err.Error())
+	var be *scripting.BudgetError
+	if errors.As(err, &be) {
+		for _, f := range be.Stack {
+			b.WriteString("\n\tat ")
+			b.WriteString(f.String())
+		}
+	}
+	var re *scripting.RuntimeError
+	if errors.As(err, &re) && re.Thrown != nil {
+		if t := hooktest.Render(re.Thrown); !strings.Contains(re.Msg, t) {
+			b.WriteString("\n\tthrown: " + t)
+		}
+	}
+	return b.String()
+}
+
+// flagExit is the exit code after a flag parse error: -h asked for help, anything else is
+// a usage error (the flag package has printed it).
+func flagExit(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitUsage
+}
+
+// located formats an error of one part of a controller (hooks.sync, script.starlark, spec)
+// as `FILE: compositecontroller/NAME PART: DETAIL`. A compile error's detail is
+// `LINE:COL: message`, its position in the hook's source; when the error lies in the
+// controller's shared script while building a hook, the position is prefixed with
+// `script.LANGUAGE:`.
+func located(c *manifest.Controller, part string, err error) string {
+	return fmt.Sprintf("%s: %s %s: %s", c.File, c.Ref(), part, detail(c, part, err))
+}
+
+func detail(c *manifest.Controller, part string, err error) string {
+	var ce *scripting.CompileError
+	if !errors.As(err, &ce) {
+		// hooks.Build names the hook in its plain errors; the part already says it.
+		return strings.TrimPrefix(describe(err), "hook "+strings.TrimPrefix(part, "hooks.")+": ")
+	}
+	var b strings.Builder
+	if ce.File == sharedScriptName(c) && strings.HasPrefix(part, "hooks.") {
+		b.WriteString("script." + string(ce.Language) + ":")
+	}
+	if ce.Line > 0 {
+		fmt.Fprintf(&b, "%d:%d: ", ce.Line, ce.Column)
+	}
+	b.WriteString(ce.Msg)
+	return b.String()
+}
+
+// sharedScriptName is the name hooks.Build compiles a controller's shared script under.
+func sharedScriptName(c *manifest.Controller) string { return c.Ref() + "/script" }

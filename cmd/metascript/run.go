@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"metascript.dev/metascript/engine"
+	"metascript.dev/metascript/scripting"
+)
+
+// engineFlags are the flags of `metascript run`.
+type engineFlags struct {
+	kubeconfig     string
+	workers        int
+	qps            float64
+	burst          int
+	metricsAddr    string
+	healthAddr     string
+	logLevel       string
+	cacheSize      int
+	defaults       budgetFlags
+	ceilings       budgetFlags
+	shutdownGrace  time.Duration
+	statusInterval time.Duration
+}
+
+type budgetFlags struct {
+	timeout    time.Duration
+	steps      uint64
+	stackDepth int
+	memory     string
+}
+
+func (b budgetFlags) budget() (scripting.Budget, error) {
+	out := scripting.Budget{Timeout: b.timeout, MaxSteps: b.steps, MaxStackDepth: b.stackDepth}
+	if b.memory != "" {
+		q, err := resource.ParseQuantity(b.memory)
+		if err != nil {
+			return out, fmt.Errorf("memory %q: %w", b.memory, err)
+		}
+		out.MaxMemory = q.Value()
+	}
+	return out, nil
+}
+
+// addBudgetFlags registers the hook budget flags. The offline commands share them with `run`
+// so that a hook runs offline under the budgets it gets in the engine.
+func addBudgetFlags(fs *flag.FlagSet, defaults, ceilings *budgetFlags) {
+	fs.DurationVar(&defaults.timeout, "hook-timeout", 2*time.Second, "default wall-clock budget of one hook invocation")
+	fs.Uint64Var(&defaults.steps, "hook-max-steps", 10_000_000, "default Starlark step budget")
+	fs.IntVar(&defaults.stackDepth, "hook-max-stack-depth", 200, "default call-stack depth budget")
+	fs.StringVar(&defaults.memory, "hook-max-memory", "64Mi", "default memory budget of one invocation")
+	fs.DurationVar(&ceilings.timeout, "ceiling-hook-timeout", 30*time.Second, "largest wall-clock budget a controller may ask for")
+	fs.Uint64Var(&ceilings.steps, "ceiling-hook-max-steps", 1_000_000_000, "largest Starlark step budget a controller may ask for")
+	fs.IntVar(&ceilings.stackDepth, "ceiling-hook-max-stack-depth", 1000, "largest call-stack depth a controller may ask for")
+	fs.StringVar(&ceilings.memory, "ceiling-hook-max-memory", "512Mi", "largest memory budget a controller may ask for")
+}
+
+func parseEngineFlags(args []string) (*engineFlags, error) {
+	f := &engineFlags{}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; in-cluster config when empty")
+	fs.IntVar(&f.workers, "workers", 4, "reconcile workers per controller")
+	fs.Float64Var(&f.qps, "qps", 50, "API client queries per second")
+	fs.IntVar(&f.burst, "burst", 100, "API client burst")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", ":9090", "address of /metrics; empty disables")
+	fs.StringVar(&f.healthAddr, "health-addr", ":9091", "address of /healthz and /readyz; empty disables")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&f.cacheSize, "compile-cache-size", 512, "compiled programs kept in memory")
+	addBudgetFlags(fs, &f.defaults, &f.ceilings)
+	fs.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight reconciles may run after SIGTERM")
+	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "how often controller status counts are refreshed")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func runEngine(args []string) int {
+	f, err := parseEngineFlags(args)
+	if err != nil {
+		return 2
+	}
+	log, err := newLogger(f.logLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "metascript:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, f, log); err != nil {
+		log.Error("engine stopped", "error", err.Error())
+		return 1
+	}
+	return 0
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: %w", level, err)
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+func restConfig(f *engineFlags) (*rest.Config, error) {
+	if f.kubeconfig == "" {
+		return rest.InClusterConfig()
+	}
+	return clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+}
+
+// serve wires the engine and runs it until ctx ends.
+func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
+	cfg, err := restConfig(f)
+	if err != nil {
+		return fmt.Errorf("cluster config: %w", err)
+	}
+	cfg.QPS, cfg.Burst = float32(f.qps), f.burst
+	cfg.UserAgent = "metascript"
+	defaults, err := f.defaults.budget()
+	if err != nil {
+		return fmt.Errorf("--hook-max-memory: %w", err)
+	}
+	ceilings, err := f.ceilings.budget()
+	if err != nil {
+		return fmt.Errorf("--ceiling-hook-max-memory: %w", err)
+	}
+	eng, err := engine.New(engine.Options{
+		Config:         cfg,
+		Workers:        f.workers,
+		CacheSize:      f.cacheSize,
+		Defaults:       defaults,
+		Ceilings:       ceilings,
+		StatusInterval: f.statusInterval,
+		Log:            log,
+	})
+	if err != nil {
+		return err
+	}
+	servers := startServers(f, eng, log)
+	log.Info("engine starting", "api", cfg.Host, "workers", f.workers)
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		log.Info("shutting down; finishing in-flight reconciles", "grace", f.shutdownGrace.String())
+		select {
+		case err = <-done:
+		case <-time.After(f.shutdownGrace):
+			err = errors.New("in-flight reconciles did not finish within the shutdown grace period")
+		}
+	}
+	for _, s := range servers {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = s.Shutdown(sctx)
+		cancel()
+	}
+	return err
+}
+
+func startServers(f *engineFlags, eng *engine.Engine, log *slog.Logger) []*http.Server {
+	var servers []*http.Server
+	start := func(addr string, h http.Handler) {
+		if addr == "" {
+			return
+		}
+		s := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		servers = append(servers, s)
+		go func() {
+			if err := s.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("server failed", "addr", addr, "error", err.Error())
+			}
+		}()
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(eng.Metrics.Registry, promhttp.HandlerOpts{}))
+	health := http.NewServeMux()
+	health.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !eng.Ready() {
+			http.Error(w, "controllers not started yet", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	if f.metricsAddr == f.healthAddr {
+		mux.Handle("/healthz", health)
+		mux.Handle("/readyz", health)
+		start(f.metricsAddr, mux)
+		return servers
+	}
+	start(f.metricsAddr, mux)
+	start(f.healthAddr, health)
+	return servers
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/cmd/metascript/internal/manifest"
+	"metascript.dev/metascript/scripting"
+)
+
+const validateUsage = `Usage: metascript validate [-f] FILE...
+
+Compiles every hook of every CompositeController in the files, and the controllers' shared
+scripts, as the engine would, and checks what the CRD schema cannot: that a hook's function
+exists in its source, that an inline hook without source has a shared script to call, that
+sources kept in ConfigMaps are found (pass the files that hold them). Hooks are not called.
+
+Each problem is one line on stdout:
+  FILE: compositecontroller/NAME hooks.sync: LINE:COL: message
+where LINE:COL is the position in the hook's source; a summary line follows.
+
+Exit status: 0 no problem; 1 a problem was found; 2 bad flags or no files.
+
+Flags:
+`
+
+// validate is `metascript validate`.
+func validate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var files fileList
+	fs.Var(&files, "f", "file to validate (YAML or JSON, several documents allowed); repeatable; plain arguments are files too")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, validateUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	files = append(files, pos...)
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "metascript validate: no files; use -f FILE")
+		return exitUsage
+	}
+
+	// Read every file first: a ConfigMap in one file may hold the source of a hook in another.
+	read := make([]*manifest.File, len(files))
+	readErrs := make([]error, len(files))
+	for i, p := range files {
+		read[i], readErrs[i] = manifest.ReadFile(p)
+	}
+	set := manifest.NewSet(slices.DeleteFunc(slices.Clone(read), func(f *manifest.File) bool { return f == nil })...)
+	// Compile only: the clock and budgets do not matter, and top levels run under the
+	// scripting defaults whatever the flags.
+	rt, err := offlineRuntime(time.Time{}, budgetFlags{}, budgetFlags{})
+	if err != nil {
+		fmt.Fprintln(stderr, "metascript validate:", err)
+		return exitUsage
+	}
+	problems, controllers, hooksSeen := 0, 0, 0
+	report := func(line string) {
+		fmt.Fprintln(stdout, line)
+		problems++
+	}
+	for i, f := range read {
+		if f == nil {
+			var pe *os.PathError
+			if errors.As(readErrs[i], &pe) {
+				readErrs[i] = pe.Err
+			}
+			report(fmt.Sprintf("%s: %v", files[i], readErrs[i]))
+			continue
+		}
+		// Problems in document order: undecodable documents and controllers interleaved.
+		type finding struct {
+			line  int
+			lines []string
+		}
+		var found []finding
+		for _, de := range f.Errors {
+			found = append(found, finding{de.Line, []string{de.Error()}})
+		}
+		for _, c := range f.Controllers {
+			controllers++
+			hooksSeen += len(manifest.Hooks(c.CC))
+			found = append(found, finding{c.Line, checkController(context.Background(), rt, set.ConfigMaps, c)})
+		}
+		slices.SortStableFunc(found, func(a, b finding) int { return a.line - b.line })
+		for _, fd := range found {
+			for _, l := range fd.lines {
+				report(l)
+			}
+		}
+	}
+	if controllers == 0 && problems == 0 {
+		report(fmt.Sprintf("%s: no CompositeController found", strings.Join(files, ", ")))
+	}
+	fmt.Fprintf(stdout, "%s, %s, %s\n", plural(controllers, "controller"), plural(hooksSeen, "hook"), plural(problems, "problem"))
+	if problems > 0 {
+		return exitFailed
+	}
+	return exitOK
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// checkController returns one line per problem of c, shared scripts first, then hooks in
+// the order sync, finalize, customize.
+func checkController(ctx context.Context, rt *scripting.Runtime, cms manifest.ConfigMaps, c *manifest.Controller) []string {
+	var out []string
+	spec := c.CC.Spec
+	if spec.Hooks == nil || spec.Hooks.Sync == nil {
+		out = append(out, located(c, "hooks", errors.New("hooks.sync is required")))
+	}
+	// A shared script is compiled on its own, so that an error in it is reported once and
+	// even when no hook calls it yet.
+	sharedErrs := map[scripting.Language]*scripting.CompileError{}
+	if sh := spec.Script; sh != nil {
+		for _, s := range []struct {
+			lang scripting.Language
+			src  *v1alpha1.ScriptSource
+		}{{scripting.Starlark, sh.Starlark}, {scripting.JavaScript, sh.JavaScript}} {
+			if s.src == nil {
+				continue
+			}
+			part := "script." + string(s.lang)
+			if err := compileShared(ctx, rt, cms, c, s.lang, s.src); err != nil {
+				var ce *scripting.CompileError
+				if errors.As(err, &ce) {
+					sharedErrs[s.lang] = ce
+				}
+				out = append(out, located(c, part, err))
+			}
+		}
+	}
+	for _, h := range manifest.Hooks(c.CC) {
+		part := "hooks." + h.Name
+		if err := checkForm(h.Def); err != nil {
+			out = append(out, located(c, part, err))
+			continue
+		}
+		_, err := buildHook(ctx, rt, cms, c, h.Name)
+		var ce *scripting.CompileError
+		if errors.As(err, &ce) && ce.File == sharedScriptName(c) && sameError(ce, sharedErrs[ce.Language]) {
+			continue // reported with the shared script
+		}
+		if err != nil {
+			out = append(out, located(c, part, err))
+		}
+	}
+	return out
+}
+
+// checkForm checks what hooks.Build takes for granted: exactly one form, and a webhook url
+// that an HTTP client can use.
+func checkForm(h *v1alpha1.Hook) error {
+	var forms []string
+	if h.Starlark != nil {
+		forms = append(forms, "starlark")
+	}
+	if h.JavaScript != nil {
+		forms = append(forms, "javascript")
+	}
+	if h.Webhook != nil {
+		forms = append(forms, "webhook")
+	}
+	if len(forms) != 1 {
+		return fmt.Errorf("exactly one of starlark, javascript or webhook must be set, got %d%s", len(forms),
+			listForms(forms))
+	}
+	if w := h.Webhook; w != nil && w.URL != nil {
+		u, err := url.Parse(*w.URL)
+		if err != nil {
+			return fmt.Errorf("webhook url: %v", err)
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("webhook url %q: want http:// or https:// and a host", *w.URL)
+		}
+	}
+	return nil
+}
+
+func listForms(f []string) string {
+	if len(f) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(f, ", ") + ")"
+}
+
+// compileShared compiles a controller's shared script under the name hooks.Build uses, so
+// the compile cache serves the hooks that call it.
+func compileShared(ctx context.Context, rt *scripting.Runtime, cms manifest.ConfigMaps, c *manifest.Controller,
+	lang scripting.Language, src *v1alpha1.ScriptSource) error {
+	code := src.Source
+	switch {
+	case src.Source != "" && src.ConfigMapRef != nil:
+		return errors.New("exactly one of source or configMapRef must be set, got both")
+	case src.ConfigMapRef != nil:
+		var err error
+		if code, err = cms.ConfigMapKey(ctx, *src.ConfigMapRef); err != nil {
+			return err
+		}
+	case src.Source == "":
+		return errors.New("exactly one of source or configMapRef must be set, got neither")
+	}
+	_, err := rt.Compile(lang, sharedScriptName(c), code)
+	return err
+}
+
+func sameError(a, b *scripting.CompileError) bool {
+	return b != nil && a.Line == b.Line && a.Column == b.Column && a.Msg == b.Msg
+}

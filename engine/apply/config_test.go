@@ -1,0 +1,200 @@
+package apply
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+var testOwner = metav1.OwnerReference{APIVersion: "test.metascript.dev/v1", Kind: "Widget", Name: "parent", UID: "parent-uid"}
+
+// observedAfterApply returns what the API server would store for desired: the configuration
+// plus the given server-side additions.
+func observedAfterApply(t *testing.T, desired map[string]interface{}, edit func(map[string]interface{})) *unstructured.Unstructured {
+	t.Helper()
+	config, _, err := configuration(testOwner, &unstructured.Unstructured{Object: desired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	observed := config.DeepCopy()
+	observed.SetUID("child-uid")
+	observed.SetResourceVersion("7")
+	if edit != nil {
+		edit(observed.Object)
+	}
+	return observed
+}
+
+func desiredWidget() map[string]interface{} {
+	return map[string]interface{}{
+		"apiVersion": "test.metascript.dev/v1",
+		"kind":       "Widget",
+		"metadata": map[string]interface{}{
+			"name": "child", "namespace": "ns",
+			"labels": map[string]interface{}{"app": "a"},
+		},
+		"spec": map[string]interface{}{
+			"size":  3,
+			"ratio": 0.5,
+			"tags":  []interface{}{"x", map[string]interface{}{"k": "v"}},
+			"none":  nil,
+			"empty": map[string]interface{}{},
+			"list":  []interface{}{},
+		},
+	}
+}
+
+func TestUpToDate(t *testing.T) {
+	spec := func(o map[string]interface{}) map[string]interface{} { return o["spec"].(map[string]interface{}) }
+	meta := func(o map[string]interface{}) map[string]interface{} { return o["metadata"].(map[string]interface{}) }
+	tests := []struct {
+		name    string
+		desired func(map[string]interface{}) // edit of desired after the observed object was made
+		server  func(map[string]interface{}) // edit of the observed object
+		want    bool
+	}{
+		{"identical", nil, nil, true},
+		{"server adds fields, status and another owner reference", nil, func(o map[string]interface{}) {
+			spec(o)["mode"] = "auto"
+			o["status"] = map[string]interface{}{"ready": true}
+			meta(o)["ownerReferences"] = append([]interface{}{map[string]interface{}{
+				"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "x-uid"}}, meta(o)["ownerReferences"].([]interface{})...)
+			meta(o)["labels"].(map[string]interface{})["someone"] = "else"
+		}, true},
+		{"server drops null, empty map and empty list", nil, func(o map[string]interface{}) {
+			delete(spec(o), "none")
+			delete(spec(o), "empty")
+			delete(spec(o), "list")
+		}, true},
+		{"integers stored as floats", nil, func(o map[string]interface{}) { spec(o)["size"] = 3.0 }, true},
+		{"desired float equal to a stored integer", func(o map[string]interface{}) { spec(o)["size"] = 3.0 }, nil, true},
+
+		{"value changed by someone else", nil, func(o map[string]interface{}) { spec(o)["size"] = int64(4) }, false},
+		{"number changed to a string", nil, func(o map[string]interface{}) { spec(o)["size"] = "3" }, false},
+		{"field removed by someone else", nil, func(o map[string]interface{}) { delete(spec(o), "ratio") }, false},
+		{"label removed by someone else", nil, func(o map[string]interface{}) { delete(meta(o), "labels") }, false},
+		{"null set to a value", nil, func(o map[string]interface{}) { spec(o)["none"] = "x" }, false},
+		{"list item changed", nil, func(o map[string]interface{}) { spec(o)["tags"] = []interface{}{"x", map[string]interface{}{"k": "w"}} }, false},
+		{"list item added", nil, func(o map[string]interface{}) { spec(o)["tags"] = append(spec(o)["tags"].([]interface{}), "z") }, false},
+		{"map replaced by a scalar", nil, func(o map[string]interface{}) { spec(o)["empty"] = "x" }, false},
+		{"our owner reference removed", nil, func(o map[string]interface{}) { delete(meta(o), "ownerReferences") }, false},
+		{"our owner reference no longer the controller", nil, func(o map[string]interface{}) {
+			meta(o)["ownerReferences"].([]interface{})[0].(map[string]interface{})["controller"] = false
+		}, false},
+		{"hash annotation changed by someone else", nil, func(o map[string]interface{}) {
+			meta(o)["annotations"].(map[string]interface{})[AppliedHashAnnotation] = "x"
+		}, false},
+		{"hook stopped returning a field", func(o map[string]interface{}) { delete(spec(o), "ratio") }, nil, false},
+		{"hook added a field", func(o map[string]interface{}) { spec(o)["color"] = "red" }, nil, false},
+		{"hook changed a value", func(o map[string]interface{}) { spec(o)["size"] = 5 }, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			observed := observedAfterApply(t, desiredWidget(), tt.server)
+			desired := desiredWidget()
+			if tt.desired != nil {
+				tt.desired(desired)
+			}
+			got, err := UpToDate(testOwner, &unstructured.Unstructured{Object: desired}, observed)
+			if err != nil || got != tt.want {
+				t.Errorf("UpToDate = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+	if ok, _ := UpToDate(testOwner, &unstructured.Unstructured{Object: desiredWidget()}, nil); ok {
+		t.Error("UpToDate with nothing observed = true")
+	}
+}
+
+func TestConfiguration(t *testing.T) {
+	desired := desiredWidget()
+	m := desired["metadata"].(map[string]interface{})
+	m["uid"], m["resourceVersion"], m["creationTimestamp"] = "stale", "1", nil
+	m["annotations"] = map[string]interface{}{AppliedHashAnnotation: "stale", "note": "kept"}
+	m["ownerReferences"] = []interface{}{
+		map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap", "name": "plain", "uid": "plain-uid"},
+		map[string]interface{}{"apiVersion": "v1", "kind": "Widget", "name": "parent", "uid": string(testOwner.UID)},
+	}
+	before, _ := json.Marshal(desired)
+	config, hash, err := configuration(testOwner, &unstructured.Unstructured{Object: desired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := json.Marshal(desired); string(after) != string(before) {
+		t.Error("configuration modified desired")
+	}
+	if config.GetUID() != "" || config.GetResourceVersion() != "" {
+		t.Errorf("server-owned metadata kept: uid %q resourceVersion %q", config.GetUID(), config.GetResourceVersion())
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(config.Object, "metadata", "creationTimestamp"); found {
+		t.Error("creationTimestamp kept")
+	}
+	if a := config.GetAnnotations(); a[AppliedHashAnnotation] != hash || a["note"] != "kept" || len(hash) != 64 {
+		t.Errorf("annotations = %v, hash %q", a, hash)
+	}
+	refs := config.GetOwnerReferences()
+	if len(refs) != 2 || refs[0].UID != "plain-uid" || refs[1].UID != testOwner.UID || !*refs[1].Controller || !*refs[1].BlockOwnerDeletion {
+		t.Errorf("ownerReferences = %+v", refs)
+	}
+
+	// The hash ignores what is dropped or overwritten, and the Go types of numbers.
+	same := desiredWidget()
+	same["spec"].(map[string]interface{})["size"] = int64(3)
+	sm := same["metadata"].(map[string]interface{})
+	sm["annotations"] = map[string]interface{}{"note": "kept"}
+	sm["ownerReferences"] = m["ownerReferences"].([]interface{})[:1]
+	if _, h, _ := configuration(testOwner, &unstructured.Unstructured{Object: same}); h != hash {
+		t.Error("hash depends on server-owned fields, the stale annotation or number types")
+	}
+	other := testOwner
+	other.UID = "other-parent"
+	if _, h, _ := configuration(other, &unstructured.Unstructured{Object: desiredWidget()}); h == hash {
+		t.Error("hash does not depend on the owner")
+	}
+}
+
+func TestConfigurationRefuses(t *testing.T) {
+	yes := true
+	tests := []struct {
+		name  string
+		owner metav1.OwnerReference
+		edit  func(*unstructured.Unstructured)
+	}{
+		{"owner without uid", metav1.OwnerReference{APIVersion: "v1", Kind: "Widget", Name: "p"}, nil},
+		{"no name", testOwner, func(u *unstructured.Unstructured) { u.SetName("") }},
+		{"no kind", testOwner, func(u *unstructured.Unstructured) { u.SetKind("") }},
+		{"another controller", testOwner, func(u *unstructured.Unstructured) {
+			u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "X", Name: "x", UID: "x", Controller: &yes}})
+		}},
+		{"not JSON", testOwner, func(u *unstructured.Unstructured) { u.Object["spec"] = map[string]interface{}{"f": func() {}} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: desiredWidget()}
+			if tt.edit != nil {
+				tt.edit(u)
+			}
+			if _, _, err := configuration(tt.owner, u); !errors.Is(err, ErrInvalid) {
+				t.Errorf("err = %v, want ErrInvalid", err)
+			}
+		})
+	}
+}
+
+func TestFieldManager(t *testing.T) {
+	if got := FieldManager("configmap-sync"); got != "metascript/configmap-sync" {
+		t.Errorf("FieldManager = %q", got)
+	}
+	long1, long2 := strings.Repeat("a", 200)+"1", strings.Repeat("a", 200)+"2"
+	m1, m2 := FieldManager(long1), FieldManager(long2)
+	if len(m1) != 128 || len(m2) != 128 || m1 == m2 || !strings.HasPrefix(m1, "metascript/aaa") {
+		t.Errorf("long names: %q (%d), %q (%d)", m1, len(m1), m2, len(m2))
+	}
+	if exact := strings.Repeat("b", 128-len("metascript/")); FieldManager(exact) != "metascript/"+exact {
+		t.Error("a name that fits was shortened")
+	}
+}

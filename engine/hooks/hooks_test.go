@@ -1,0 +1,161 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/starlark"
+)
+
+func runtime() *scripting.Runtime {
+	return scripting.NewRuntime(scripting.Options{}, starlark.NewCompiler())
+}
+
+func TestBuild(t *testing.T) {
+	shared := &v1alpha1.SharedScript{Starlark: &v1alpha1.ScriptSource{Source: "def helper(request):\n    return {'from': 'shared'}\n"}}
+	for _, tc := range []struct {
+		name    string
+		hook    string
+		def     *v1alpha1.Hook
+		shared  *v1alpha1.SharedScript
+		want    string // the response's "from", when the build succeeds
+		wantErr string
+	}{
+		{name: "inline", hook: "sync", def: &v1alpha1.Hook{Starlark: &v1alpha1.InlineScript{
+			Source: "def sync(request):\n    return {'from': 'inline'}\n"}}, want: "inline"},
+		{name: "named function", hook: "sync", def: &v1alpha1.Hook{Starlark: &v1alpha1.InlineScript{
+			Source: "def other(request):\n    return {'from': 'other'}\n", Function: "other"}}, want: "other"},
+		{name: "shared script", hook: "sync", shared: shared,
+			def: &v1alpha1.Hook{Starlark: &v1alpha1.InlineScript{Function: "helper"}}, want: "shared"},
+		{name: "no source, no shared", hook: "sync", def: &v1alpha1.Hook{Starlark: &v1alpha1.InlineScript{}},
+			wantErr: "has no source and the controller has no shared starlark script"},
+		{name: "missing function", hook: "finalize", def: &v1alpha1.Hook{Starlark: &v1alpha1.InlineScript{
+			Source: "def sync(request):\n    return {}\n"}}, wantErr: `no top-level function "finalize"`},
+		{name: "syntax error", hook: "sync", def: &v1alpha1.Hook{Starlark: &v1alpha1.InlineScript{
+			Source: "def sync(request):\n    return {\n"}}, wantErr: "cc/x/hooks/sync:3:"},
+		{name: "configMapRef without a cluster", hook: "sync", def: &v1alpha1.Hook{Starlark: &v1alpha1.InlineScript{
+			ConfigMapRef: &v1alpha1.ConfigMapKeyRef{Namespace: "ns", Name: "cm", Key: "k"}}}, wantErr: "cannot be read here"},
+		{name: "no form", hook: "sync", def: &v1alpha1.Hook{}, wantErr: "exactly one of"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv, err := Build(context.Background(), Spec{Controller: "cc/x", Hook: tc.hook, Def: tc.def, Shared: tc.shared}, runtime(), nil)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := inv.Invoke(context.Background(), map[string]any{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp["from"] != tc.want {
+				t.Fatalf("response %v, want from=%s", resp, tc.want)
+			}
+		})
+	}
+}
+
+func TestBudgetOf(t *testing.T) {
+	steps, depth := int64(5), int32(7)
+	mem := resourceQuantity(t, "1Mi")
+	got := BudgetOf(&v1alpha1.Budget{Timeout: &metav1.Duration{Duration: time.Second}, MaxSteps: &steps, MaxStackDepth: &depth, MaxMemory: &mem})
+	want := scripting.Budget{Timeout: time.Second, MaxSteps: 5, MaxStackDepth: 7, MaxMemory: 1 << 20}
+	if got != want {
+		t.Fatalf("BudgetOf = %+v, want %+v", got, want)
+	}
+	if BudgetOf(nil) != (scripting.Budget{}) {
+		t.Fatal("nil budget must leave every field to the runtime's defaults")
+	}
+}
+
+func TestWebhook(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		handler http.HandlerFunc
+		want    map[string]any
+		wantErr string
+	}{
+		{name: "integers stay integers", handler: func(w http.ResponseWriter, r *http.Request) {
+			var req map[string]any
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			w.Write([]byte(`{"status":{"n":3,"f":1.5,"echo":"` + req["parent"].(string) + `"}}`))
+		}, want: map[string]any{"status": map[string]any{"n": int64(3), "f": 1.5, "echo": "p"}}},
+		{name: "non-200", handler: func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "boom", http.StatusInternalServerError)
+		}, wantErr: "HTTP 500: boom"},
+		{name: "not JSON", handler: func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<html>")) },
+			wantErr: "decoding response"},
+		{name: "not an object", handler: func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("[]")) },
+			wantErr: "expected an object"},
+		{name: "timeout", handler: func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(time.Second):
+			}
+		}, wantErr: "deadline exceeded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.handler)
+			defer srv.Close()
+			w := &Webhook{URL: srv.URL, Timeout: 200 * time.Millisecond, Client: srv.Client()}
+			got, err := w.Invoke(context.Background(), map[string]any{"parent": "p"}, nil)
+			if tc.wantErr != "" {
+				var we *WebhookError
+				var re *ResponseError
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !(errors.As(err, &we) || errors.As(err, &re)) {
+					t.Fatalf("error %v, want a typed error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, _ := json.Marshal(got); string(g) != mustJSON(tc.want) {
+				t.Fatalf("response %s, want %s", g, mustJSON(tc.want))
+			}
+			if n := got["status"].(map[string]any)["n"]; n != int64(3) {
+				t.Fatalf("integer decoded as %T", n)
+			}
+		})
+	}
+}
+
+func TestNewWebhookServiceAddress(t *testing.T) {
+	port, path, proto := int32(8443), "/sync", "https"
+	w, err := NewWebhook(&v1alpha1.Webhook{Service: &v1alpha1.ServiceReference{Name: "hooks", Namespace: "ops", Port: &port, Protocol: &proto}, Path: &path}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.URL != "https://hooks.ops:8443/sync" {
+		t.Fatalf("URL = %s", w.URL)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func resourceQuantity(t *testing.T, s string) resource.Quantity {
+	t.Helper()
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}

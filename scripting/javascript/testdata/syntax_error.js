@@ -1,0 +1,3 @@
+function sync(request) {
+  return { a: 1 b: 2 };
+}

@@ -1,0 +1,8 @@
+var x = 0;
+while (true) {
+  x++;
+}
+
+function sync(request) {
+  return x;
+}

@@ -1,0 +1,249 @@
+package stdlib
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// signature describes the parameters of one module function. Parameters are matched
+// positionally first, then by keyword, so every parameter can be passed either way: a
+// JavaScript hook, which has no keyword arguments, passes optional ones by position.
+type signature struct {
+	// fn is the qualified name used in errors, e.g. "k8s.match_selector".
+	fn       string
+	names    []string
+	required int
+}
+
+// define builds a Func from a parameter list and a body. A parameter written "name?" is
+// optional; optional parameters follow the required ones. The body receives the bound
+// arguments; it runs only when the arity and keywords are right.
+func define(fn string, params []string, body func(env *Env, a *args) (any, error)) Func {
+	sig := signature{fn: fn}
+	for _, p := range params {
+		if name, ok := strings.CutSuffix(p, "?"); ok {
+			sig.names = append(sig.names, name)
+			continue
+		}
+		if len(sig.names) != sig.required {
+			panic("stdlib: required parameter " + p + " of " + fn + " follows an optional one")
+		}
+		sig.names = append(sig.names, p)
+		sig.required++
+	}
+	return func(env *Env, positional []any, kwargs []Kwarg) (any, error) {
+		a, err := sig.bind(positional, kwargs)
+		if err != nil {
+			return nil, err
+		}
+		if env == nil {
+			env = &Env{}
+		}
+		return body(env, a)
+	}
+}
+
+// args holds the arguments of one call, bound to their parameters.
+type args struct {
+	sig  *signature
+	vals []any
+	set  []bool
+}
+
+func (s *signature) bind(positional []any, kwargs []Kwarg) (*args, error) {
+	if len(positional) > len(s.names) {
+		return nil, fmt.Errorf("%s: got %d arguments, want at most %d", s.fn, len(positional), len(s.names))
+	}
+	a := &args{sig: s, vals: make([]any, len(s.names)), set: make([]bool, len(s.names))}
+	for i, v := range positional {
+		a.vals[i], a.set[i] = v, true
+	}
+	for _, kw := range kwargs {
+		i := s.index(kw.Name)
+		if i < 0 {
+			return nil, fmt.Errorf("%s: unexpected keyword argument %q", s.fn, kw.Name)
+		}
+		if a.set[i] {
+			return nil, fmt.Errorf("%s: argument %q given twice", s.fn, kw.Name)
+		}
+		a.vals[i], a.set[i] = kw.Value, true
+	}
+	for i := 0; i < s.required; i++ {
+		if !a.set[i] {
+			return nil, fmt.Errorf("%s: missing argument %d (%s)", s.fn, i+1, s.names[i])
+		}
+	}
+	return a, nil
+}
+
+func (s *signature) index(name string) int {
+	for i, n := range s.names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// has reports whether optional parameter i was given a non-null value: null (None,
+// undefined) stands for "use the default".
+func (a *args) has(i int) bool { return a.set[i] && a.vals[i] != nil }
+
+// value returns argument i as given.
+func (a *args) value(i int) any { return a.vals[i] }
+
+// errorf reports an error of the call as a whole: "fn: msg". format may use %w.
+func (a *args) errorf(format string, v ...any) error {
+	return fmt.Errorf("%s: "+format, append([]any{a.sig.fn}, v...)...)
+}
+
+// argErrorf reports an error about argument i: "fn: argument 2 (labels): msg". format may
+// use %w.
+func (a *args) argErrorf(i int, format string, v ...any) error {
+	return fmt.Errorf("%s: argument %d (%s): "+format, append([]any{a.sig.fn, i + 1, a.sig.names[i]}, v...)...)
+}
+
+// reserve is called before a result of n bytes is built: it fails when n passes
+// Env.MaxBytes or when Env.Reserve refuses, wrapping the refusal so errors.As finds it.
+func (a *args) reserve(env *Env, n int64) error {
+	if limit := env.maxBytes(); n > limit {
+		return a.errorf("%w", tooLarge(limit))
+	}
+	if env.Reserve != nil {
+		if err := env.Reserve(n); err != nil {
+			return a.errorf("%w", err)
+		}
+	}
+	return nil
+}
+
+func (a *args) typeError(i int, want string) error {
+	return a.argErrorf(i, "expected %s, got %s", want, typeName(a.vals[i]))
+}
+
+func (a *args) string(i int) (string, error) {
+	s, ok := a.vals[i].(string)
+	if !ok {
+		return "", a.typeError(i, "string")
+	}
+	return s, nil
+}
+
+func (a *args) optString(i int, def string) (string, error) {
+	if !a.has(i) {
+		return def, nil
+	}
+	return a.string(i)
+}
+
+func (a *args) bool(i int) (bool, error) {
+	b, ok := a.vals[i].(bool)
+	if !ok {
+		return false, a.typeError(i, "bool")
+	}
+	return b, nil
+}
+
+func (a *args) optBool(i int, def bool) (bool, error) {
+	if !a.has(i) {
+		return def, nil
+	}
+	return a.bool(i)
+}
+
+// int accepts integers and integral floats, since JavaScript numbers may reach Go as either.
+func (a *args) int(i int) (int64, error) {
+	n, ok := asInt(a.vals[i])
+	if !ok {
+		return 0, a.typeError(i, "int")
+	}
+	return n, nil
+}
+
+func (a *args) optInt(i int, def int64) (int64, error) {
+	if !a.has(i) {
+		return def, nil
+	}
+	return a.int(i)
+}
+
+func (a *args) number(i int) (float64, error) {
+	switch v := a.vals[i].(type) {
+	case int64:
+		return float64(v), nil
+	case int:
+		return float64(v), nil
+	case float64:
+		return v, nil
+	}
+	return 0, a.typeError(i, "number")
+}
+
+func (a *args) dict(i int) (map[string]any, error) {
+	m, ok := a.vals[i].(map[string]any)
+	if !ok {
+		return nil, a.typeError(i, "dict")
+	}
+	return m, nil
+}
+
+func (a *args) list(i int) ([]any, error) {
+	l, ok := a.vals[i].([]any)
+	if !ok {
+		return nil, a.typeError(i, "list")
+	}
+	return l, nil
+}
+
+// stringList returns a list argument whose elements must all be strings.
+func (a *args) stringList(i int) ([]string, error) {
+	l, err := a.list(i)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(l))
+	for j, v := range l {
+		s, ok := v.(string)
+		if !ok {
+			return nil, a.argErrorf(i, "element %d: expected string, got %s", j, typeName(v))
+		}
+		out[j] = s
+	}
+	return out, nil
+}
+
+func asInt(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		if n == math.Trunc(n) && n >= math.MinInt64 && n < math.MaxInt64 {
+			return int64(n), true
+		}
+	}
+	return 0, false
+}
+
+// typeName names the JSON-shaped type of v the way error messages do in both languages.
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "dict"
+	case []any:
+		return "list"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case int64, int:
+		return "int"
+	case float64:
+		return "float"
+	}
+	return fmt.Sprintf("unsupported Go type %T", v)
+}

@@ -1,0 +1,124 @@
+package stdlib
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// JSON is the json module: JSON text to and from JSON-shaped values.
+//
+//	encode(value) -> string
+//	    Compact JSON of value with object keys sorted and no HTML escaping, byte for byte what
+//	    Go's encoding/json produces. NaN, infinities and values nested deeper than 10000
+//	    levels are errors naming the path of the bad value.
+//	decode(text) -> value
+//	    Parses exactly one JSON value. A number decodes to an int when it is integral and fits
+//	    in 64 bits (3, 3.0 and 3e0 all give 3), to a float otherwise, in both languages.
+//	indent(value_or_text, prefix="", indent="  ") -> string
+//	    Multi-line JSON. A string argument is taken as JSON text and re-laid out keeping its
+//	    key order and number spelling; any other value is encoded as by encode. Each line
+//	    after the first starts with prefix followed by one indent per nesting level.
+//
+// Every result is capped by Env.MaxBytes.
+var JSON = &Module{
+	Name: "json",
+	Functions: map[string]Func{
+		"encode": define("json.encode", []string{"value"}, jsonEncode),
+		"decode": define("json.decode", []string{"text"}, jsonDecode),
+		"indent": define("json.indent", []string{"value", "prefix?", "indent?"}, jsonIndent),
+	},
+}
+
+func jsonEncode(env *Env, a *args) (any, error) {
+	b, err := encodeJSON(a.value(0), env.maxBytes(), "", "")
+	if err != nil {
+		return nil, a.argErrorf(0, "%w", err)
+	}
+	if err := a.reserve(env, int64(len(b))); err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+func jsonDecode(env *Env, a *args) (any, error) {
+	s, err := a.string(0)
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeJSON([]byte(s))
+	if err != nil {
+		return nil, a.argErrorf(0, "invalid JSON: %v", err)
+	}
+	return v, nil
+}
+
+func jsonIndent(env *Env, a *args) (any, error) {
+	prefix, err := a.optString(1, "")
+	if err != nil {
+		return nil, err
+	}
+	indent, err := a.optString(2, "  ")
+	if err != nil {
+		return nil, err
+	}
+	text, isText := a.value(0).(string)
+	if !isText {
+		b, err := encodeJSON(a.value(0), env.maxBytes(), prefix, indent)
+		if err != nil {
+			return nil, a.argErrorf(0, "%w", err)
+		}
+		if err := a.reserve(env, int64(len(b))); err != nil {
+			return nil, err
+		}
+		return string(b), nil
+	}
+	if !json.Valid([]byte(text)) {
+		_, err := decodeJSON([]byte(text))
+		return nil, a.argErrorf(0, "invalid JSON text: %v", err)
+	}
+	if err := a.reserve(env, indentedSizeBound(text, len(prefix), len(indent))); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, []byte(text), prefix, indent); err != nil {
+		return nil, a.argErrorf(0, "invalid JSON text: %v", err)
+	}
+	return buf.String(), nil
+}
+
+// indentedSizeBound is an upper bound on the size of json.Indent's output for valid JSON
+// text: each line break follows '{', '[' or ',' or precedes '}' or ']', and carries the prefix
+// and at most the deepest nesting's indentation; each ':' gains a space.
+func indentedSizeBound(text string, prefixLen, indentLen int) int64 {
+	var breaks, colons, depth, maxDepth int64
+	inString, escaped := false, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			breaks += 2
+			depth++
+			maxDepth = max(maxDepth, depth)
+		case '}', ']':
+			depth--
+		case ',':
+			breaks++
+		case ':':
+			colons++
+		}
+	}
+	return int64(len(text)) + colons + breaks*(1+int64(prefixLen)+maxDepth*int64(indentLen))
+}

@@ -1,0 +1,310 @@
+package stdlib
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// This file holds the JSON-shaped value machinery the modules share: a size-capped encoder
+// whose output matches encoding/json byte for byte (sorted keys, no HTML escaping), a decoder
+// that yields the JSON shape with normalised numbers, and deep copy.
+
+// errTooLarge is wrapped by every "result exceeds Env.MaxBytes" error.
+var errTooLarge = errors.New("result too large")
+
+func tooLarge(limit int64) error {
+	return fmt.Errorf("%w: more than %d bytes (Env.MaxBytes)", errTooLarge, limit)
+}
+
+// jsonEncoder appends the JSON encoding of a JSON-shaped value to buf and stops as soon as
+// the output would exceed limit, so that a value sharing sub-values many times cannot make
+// it allocate without bound. With indent set it lays out like json.MarshalIndent.
+type jsonEncoder struct {
+	buf    []byte
+	limit  int64
+	prefix string
+	indent string
+	depth  int
+}
+
+func encodeJSON(v any, limit int64, prefix, indent string) ([]byte, error) {
+	e := &jsonEncoder{limit: limit, prefix: prefix, indent: indent}
+	if err := e.value(v, ""); err != nil {
+		return nil, err
+	}
+	return e.buf, nil
+}
+
+// maxEncodeDepth bounds nesting, as encoding/json does, so a deep value is an error and not
+// a stack overflow.
+const maxEncodeDepth = 10000
+
+func (e *jsonEncoder) value(v any, path string) error {
+	if int64(len(e.buf)) > e.limit {
+		return tooLarge(e.limit)
+	}
+	switch v := v.(type) {
+	case nil:
+		e.buf = append(e.buf, "null"...)
+	case bool:
+		e.buf = strconv.AppendBool(e.buf, v)
+	case string:
+		e.buf = appendJSONString(e.buf, v)
+	case int64:
+		e.buf = strconv.AppendInt(e.buf, v, 10)
+	case int:
+		e.buf = strconv.AppendInt(e.buf, int64(v), 10)
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: unsupported number %v", pathOrRoot(path), v)
+		}
+		e.buf = appendJSONFloat(e.buf, v)
+	case json.Number:
+		e.buf = append(e.buf, v...)
+	case []any:
+		if len(v) == 0 {
+			e.buf = append(e.buf, "[]"...)
+			return nil
+		}
+		if e.depth++; e.depth > maxEncodeDepth {
+			return fmt.Errorf("%s: nested more than %d levels", pathOrRoot(path), maxEncodeDepth)
+		}
+		e.buf = append(e.buf, '[')
+		for i, x := range v {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.newline()
+			if err := e.value(x, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
+			}
+		}
+		e.depth--
+		e.newline()
+		e.buf = append(e.buf, ']')
+	case map[string]any:
+		if len(v) == 0 {
+			e.buf = append(e.buf, "{}"...)
+			return nil
+		}
+		if e.depth++; e.depth > maxEncodeDepth {
+			return fmt.Errorf("%s: nested more than %d levels", pathOrRoot(path), maxEncodeDepth)
+		}
+		e.buf = append(e.buf, '{')
+		for i, k := range sortedKeys(v) {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.newline()
+			e.buf = appendJSONString(e.buf, k)
+			e.buf = append(e.buf, ':')
+			if e.indent != "" || e.prefix != "" {
+				e.buf = append(e.buf, ' ')
+			}
+			if err := e.value(v[k], joinPath(path, k)); err != nil {
+				return err
+			}
+		}
+		e.depth--
+		e.newline()
+		e.buf = append(e.buf, '}')
+	default:
+		return fmt.Errorf("%s: unsupported Go type %T", pathOrRoot(path), v)
+	}
+	return nil
+}
+
+func (e *jsonEncoder) newline() {
+	if e.indent == "" && e.prefix == "" {
+		return
+	}
+	e.buf = append(e.buf, '\n')
+	e.buf = append(e.buf, e.prefix...)
+	for range e.depth {
+		e.buf = append(e.buf, e.indent...)
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func pathOrRoot(path string) string {
+	if path == "" {
+		return "value"
+	}
+	return path
+}
+
+// appendJSONFloat formats f as encoding/json does.
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// Clean up e-09 to e-9, as encoding/json does.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s as encoding/json does without HTML escaping: invalid UTF-8
+// becomes U+FFFD and U+2028/U+2029 are escaped.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		} else if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		} else {
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// decodeJSON parses exactly one JSON value into the JSON shape. A number becomes int64 when
+// it is integral and fits in int64 (so 3, 3.0 and 3e0 all decode to 3), float64 otherwise:
+// the same value then reaches Starlark and JavaScript as the same number.
+func decodeJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if err == io.EOF {
+			return nil, errors.New("empty input")
+		}
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("invalid character after top-level value at offset %d", dec.InputOffset())
+	}
+	return normalizeNumbers(v)
+}
+
+// normalizeNumbers replaces every json.Number in v, in place, by int64 or float64. It is
+// used only on values the package has just decoded and owns.
+func normalizeNumbers(v any) (any, error) {
+	switch v := v.(type) {
+	case json.Number:
+		return jsonNumber(string(v))
+	case map[string]any:
+		for k, x := range v {
+			n, err := normalizeNumbers(x)
+			if err != nil {
+				return nil, err
+			}
+			v[k] = n
+		}
+	case []any:
+		for i, x := range v {
+			n, err := normalizeNumbers(x)
+			if err != nil {
+				return nil, err
+			}
+			v[i] = n
+		}
+	}
+	return v, nil
+}
+
+func jsonNumber(s string) (any, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil, fmt.Errorf("number %s out of range", s)
+	}
+	return normalizeFloat(f), nil
+}
+
+// normalizeFloat returns f as int64 when it is integral and fits, else f.
+func normalizeFloat(f float64) any {
+	if f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
+		return int64(f)
+	}
+	return f
+}
+
+// deepCopy returns a copy of a JSON-shaped value that shares no map or slice with it.
+func deepCopy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[k] = deepCopy(x)
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, x := range v {
+			l[i] = deepCopy(x)
+		}
+		return l
+	}
+	return v
+}

@@ -1,0 +1,3 @@
+function sync(request) {
+  return json.decode(true);
+}

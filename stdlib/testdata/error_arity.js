@@ -1,0 +1,3 @@
+function sync(request) {
+  return hash.sha256("a", "b");
+}

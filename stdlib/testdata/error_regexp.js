@@ -1,0 +1,3 @@
+function sync(request) {
+  return re.match("a(", "a");
+}

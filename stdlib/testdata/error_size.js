@@ -1,0 +1,3 @@
+function sync(request) {
+  return strings.repeat("x", 1099511627776);
+}
