@@ -148,6 +148,8 @@ func converge(t *testing.T, controller string, p params) {
 		took.Seconds(), first.Sub(start).Seconds(), total, formatVerbs(byVerb))
 	t.Logf("  ratio engine / bare client-go create:   %7.2f    (target ≤ 1.2)", took.Seconds()/bare.Seconds())
 	t.Logf("  ratio engine / bare client-go apply:    %7.2f", took.Seconds()/bareApply.Seconds())
+	t.Logf("  client rate-limit floor: engine's %d requests %6.2fs, the baseline's %d %6.2fs ((requests − Burst) / QPS)",
+		total, floor(total, p), p.parents*p.children, floor(p.parents*p.children, p))
 	t.Logf("  engine requests while converging:\n%s", format(convergeCounts, "    "))
 
 	// Steady state: once nothing is queued, editing the hook recompiles it and re-syncs every
@@ -169,6 +171,11 @@ func converge(t *testing.T, controller string, p params) {
 	if writes != 0 {
 		t.Errorf("a resync of %d converged parents made %d writes, want 0:\n%s", p.parents, writes, format(resync, "  "))
 	}
+}
+
+// floor is the least time client-go's token bucket lets requests take at p's QPS and Burst.
+func floor(requests int, p params) float64 {
+	return max(0, float64(requests-p.burst)) / p.qps
 }
 
 func createNamespace(t *testing.T, c dynamic.Interface, name string) {
