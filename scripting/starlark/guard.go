@@ -20,14 +20,14 @@ import (
 //
 // Checked before allocating: repetition (s * n, list * n, tuple * n, bytes * n, big int
 // products), % and str.format (output bounded by the format and its arguments), str.join,
-// str.replace, list.extend and list += iterable, materialising built-ins (list, tuple, dict,
+// str.replace, list.extend and list += iterable, concatenation (x + y) of strings, bytes,
+// lists and tuples past a small size, materialising built-ins (list, tuple, dict,
 // sorted, reversed, enumerate, zip over a range or any sequence), str, repr, print and fail
 // (the size of the text they render), and range, which is refused when it has more
 // elements than the step budget allows a hook to iterate, so no built-in iterates longer
 // than that either.
 //
-// Not checked before allocating, left to the allocation watchdog: concatenation (x + y,
-// which at most doubles what the hook already holds), comprehensions and loops (one step per
+// Not checked before allocating, left to the allocation watchdog: comprehensions and loops (one step per
 // element), str.split and similar methods (a small constant factor of a string the hook
 // already holds), stdlib results.
 
@@ -41,6 +41,7 @@ func guardBuiltins() starlark.StringDict {
 		guardMod:    starlark.NewBuiltin("%", opMod),
 		guardAddIn:  starlark.NewBuiltin("+=", opAddInPlace),
 		guardAddArg: starlark.NewBuiltin("+=", opAddArg),
+		guardAdd:    starlark.NewBuiltin("+", opAdd),
 	}
 	d["method.join"] = starlark.NewBuiltin("join", methodJoin)
 	d["method.replace"] = starlark.NewBuiltin("replace", methodReplace)
@@ -175,6 +176,31 @@ func opMod(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 		}
 	}
 	return starlark.Binary(syntax.PERCENT, x, y)
+}
+
+// opAdd checks the size of a concatenation before it allocates: without it a doubling
+// loop (s = s + s) allocates as much again as it holds in one step, past the watchdog.
+func opAdd(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	x, y := args[0], args[1]
+	var n int64
+	switch xv := x.(type) {
+	case starlark.String:
+		if yv, ok := y.(starlark.String); ok {
+			n = int64(len(xv)) + int64(len(yv))
+		}
+	case starlark.Bytes:
+		if yv, ok := y.(starlark.Bytes); ok {
+			n = int64(len(xv)) + int64(len(yv))
+		}
+	case *starlark.List, starlark.Tuple:
+		n = mulSat(int64(max(starlark.Len(x), 0)+max(starlark.Len(y), 0)), perElem)
+	}
+	if n > scripting.SmallAlloc {
+		if err := stateOf(t).reserve(n); err != nil {
+			return nil, err
+		}
+	}
+	return starlark.Binary(syntax.PLUS, x, y)
 }
 
 func opAddInPlace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {

@@ -10,6 +10,7 @@ import (
 //	x * y            →  operator*(x, y)           repetition of strings, lists, tuples, bytes
 //	x % y            →  operator%(x, y)           formatting; skipped when an operand is an int literal
 //	x *= y, x %= y   →  x = operator*(x, y) ...   target a name or a side-effect-free index/field
+//	x + y            →  operator+(x, y)           concatenation; skipped when an operand is a literal
 //	x += y           →  x = operator+=(x, y)      list += iterable; skipped when y is a literal or a
 //	                                              list, tuple, dict or arithmetic expression
 //	e.join(a), e.replace(a), e.format(a), e.extend(a)  →  method.join(e, a) ...
@@ -31,6 +32,7 @@ const (
 	guardMod    = "operator%"
 	guardAddIn  = "operator+="
 	guardAddArg = "operator+=arg"
+	guardAdd    = "operator+"
 )
 
 // guardedMethods are the method names rewritten into method.<name> guard calls.
@@ -161,6 +163,8 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 			return call(compareOps[e.Op], e.OpPos, e.X, e.Y)
 		case e.Op == syntax.STAR:
 			return call(guardMul, e.OpPos, e.X, e.Y)
+		case e.Op == syntax.PLUS && !isPlainLiteral(e.X) && !isPlainLiteral(e.Y):
+			return call(guardAdd, e.OpPos, e.X, e.Y)
 		case e.Op == syntax.PERCENT && !isIntLiteral(e.X) && !isIntLiteral(e.Y):
 			return call(guardMod, e.OpPos, e.X, e.Y)
 		}

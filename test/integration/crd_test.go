@@ -30,7 +30,7 @@ spec:
     sync: {}`, "exactly one of starlark, javascript or webhook"},
 		{"webhook with url and service", `  hooks:
     sync:
-      webhook: {url: "http://x", service: {name: s, namespace: n}}`, "exactly one of url or service"},
+      webhook: {url: "http://x", service: {name: hooks, namespace: ops}}`, "exactly one of url or service"},
 		{"unknown update method", `  childResources:
     - apiVersion: v1
       resource: configmaps
