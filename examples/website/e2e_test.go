@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/test/enginetest"
@@ -276,10 +277,17 @@ func TestSwapLanguage(t *testing.T) {
 	before := versions(t, ns)
 	reconciles := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues("website", "success"))
 
+	// The engine writes the controller's status meanwhile: retry on a stale resourceVersion.
 	swapped := enginetest.ObjectsFromFile(t, languages[1].file)[0]
-	cc = env.Get(t, cc.GetAPIVersion(), cc.GetKind(), "", cc.GetName())
-	cc.Object["spec"] = swapped.Object["spec"]
-	cc, err := env.Client(t, cc).Update(context.Background(), cc, metav1.UpdateOptions{})
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := env.Get(t, cc.GetAPIVersion(), cc.GetKind(), "", cc.GetName())
+		cur.Object["spec"] = swapped.Object["spec"]
+		out, err := env.Client(t, cur).Update(context.Background(), cur, metav1.UpdateOptions{})
+		if err == nil {
+			cc = out
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 
 	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/engine/metrics"
@@ -266,19 +267,27 @@ func settle(t *testing.T, ctx context.Context, controller string, counter *reque
 // recompiles, and then re-syncs every parent with. It returns the new generation.
 func editHook(t *testing.T, ctx context.Context, c dynamic.Interface, name string) int64 {
 	t.Helper()
-	cc, err := c.Resource(controllers).Get(ctx, name, metav1.GetOptions{})
+	var generation int64
+	// The engine writes the controller's status meanwhile: retry on a stale resourceVersion.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cc, err := c.Resource(controllers).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		src, _, _ := unstructured.NestedString(cc.Object, "spec", "hooks", "sync", "starlark", "source")
+		if err := unstructured.SetNestedField(cc.Object, src+"# resync\n", "spec", "hooks", "sync", "starlark", "source"); err != nil {
+			return err
+		}
+		out, err := c.Resource(controllers).Update(ctx, cc, metav1.UpdateOptions{})
+		if err == nil {
+			generation = out.GetGeneration()
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, _, _ := unstructured.NestedString(cc.Object, "spec", "hooks", "sync", "starlark", "source")
-	if err := unstructured.SetNestedField(cc.Object, src+"# resync\n", "spec", "hooks", "sync", "starlark", "source"); err != nil {
-		t.Fatal(err)
-	}
-	out, err := c.Resource(controllers).Update(ctx, cc, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out.GetGeneration()
+	return generation
 }
 
 // waitResynced waits until the controller reports generation and at least want successful
