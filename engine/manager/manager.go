@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -61,6 +62,9 @@ type Manager struct {
 }
 
 type running struct {
+	// uid and generation identify what this entry was built from: a controller deleted and
+	// created again under the same name is a new controller even at the same generation.
+	uid        types.UID
 	generation int64
 	runner     *composite.Runner
 	// failed holds why no runner runs for this generation, if so.
@@ -172,7 +176,7 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 		return nil
 	}
 	u := obj.(*unstructured.Unstructured)
-	if cur != nil && cur.generation == u.GetGeneration() && !cur.retry {
+	if cur != nil && cur.uid == u.GetUID() && cur.generation == u.GetGeneration() && !cur.retry {
 		return nil
 	}
 	var cc v1alpha1.CompositeController
@@ -210,7 +214,7 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 		return err
 	}
 	m.mu.Lock()
-	m.runners[name] = &running{generation: u.GetGeneration(), runner: runner}
+	m.runners[name] = &running{uid: u.GetUID(), generation: u.GetGeneration(), runner: runner}
 	m.mu.Unlock()
 	m.opts.Metrics.Controllers.WithLabelValues("running").Inc()
 	m.opts.Log.Info("controller started", "compositecontroller", name, "generation", u.GetGeneration())
@@ -253,7 +257,7 @@ func (m *Manager) fail(ctx context.Context, u *unstructured.Unstructured, name s
 		m.stop(name, cur)
 	}
 	m.mu.Lock()
-	m.runners[name] = &running{generation: u.GetGeneration(), failed: cause}
+	m.runners[name] = &running{uid: u.GetUID(), generation: u.GetGeneration(), failed: cause}
 	m.mu.Unlock()
 	m.opts.Metrics.Controllers.WithLabelValues("failed").Inc()
 	m.opts.Recorder.Event(u, corev1.EventTypeWarning, reason, cause.Error())

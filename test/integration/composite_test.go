@@ -349,11 +349,9 @@ func TestFinalizerRemovedWhenHookDropped(t *testing.T) {
 		p := getBundle(t, ns, "drop")
 		return len(p.GetFinalizers()) == 1, fmt.Sprintf("finalizers = %v", p.GetFinalizers())
 	})
-	cur := env.Get(t, "metascript.dev/v1alpha1", "CompositeController", "", cc.GetName())
-	unstructured.RemoveNestedField(cur.Object, "spec", "hooks", "finalize")
-	if _, err := env.Client(t, cur).Update(t.Context(), cur, metav1UpdateOptions); err != nil {
-		t.Fatal(err)
-	}
+	editController(t, cc.GetName(), func(cur *unstructured.Unstructured) {
+		unstructured.RemoveNestedField(cur.Object, "spec", "hooks", "finalize")
+	})
 	enginetest.Eventually(t, wait, func() (bool, string) {
 		p := getBundle(t, ns, "drop")
 		return len(p.GetFinalizers()) == 0, fmt.Sprintf("finalizers = %v", p.GetFinalizers())
@@ -381,13 +379,11 @@ func TestControllerEditRecompilesAndResyncs(t *testing.T) {
 	if edited == src {
 		t.Fatal("test fixture changed: replacement did not apply")
 	}
-	cur := env.Get(t, "metascript.dev/v1alpha1", "CompositeController", "", cc.GetName())
-	if err := unstructured.SetNestedField(cur.Object, edited, "spec", "hooks", "sync", "starlark", "source"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.Client(t, cur).Update(t.Context(), cur, metav1UpdateOptions); err != nil {
-		t.Fatal(err)
-	}
+	editController(t, cc.GetName(), func(cur *unstructured.Unstructured) {
+		if err := unstructured.SetNestedField(cur.Object, edited, "spec", "hooks", "sync", "starlark", "source"); err != nil {
+			t.Fatal(err)
+		}
+	})
 	waitValue(t, ns, "e-a", "v2-1")
 }
 

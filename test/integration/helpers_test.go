@@ -1,5 +1,24 @@
 package integration
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	"testing"
 
-var metav1UpdateOptions = metav1.UpdateOptions{}
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
+)
+
+// editController reads a controller, lets edit change it, and updates it, again on a
+// conflict: the engine writes the controller's status concurrently.
+func editController(t *testing.T, name string, edit func(*unstructured.Unstructured)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := env.Get(t, "metascript.dev/v1alpha1", "CompositeController", "", name)
+		edit(cur)
+		_, err := env.Client(t, cur).Update(t.Context(), cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
