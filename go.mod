@@ -2,7 +2,10 @@ module metascript.dev/metascript
 
 go 1.26.8
 
-require k8s.io/apimachinery v0.37.2
+require (
+	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
+	k8s.io/apimachinery v0.37.2
+)
 
 require (
 	github.com/dlclark/regexp2/v2 v2.5.2 // indirect
@@ -18,6 +21,7 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect

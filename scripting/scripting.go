@@ -37,8 +37,12 @@ type Budget struct {
 	MaxSteps uint64
 	// MaxStackDepth limits the depth of the hook's own call stack.
 	MaxStackDepth int
-	// MaxMemory is the allocation budget in bytes.
+	// MaxMemory is the allocation budget in bytes (see WatchMemory for what it guarantees).
 	MaxMemory int64
+	// MaxOutputBytes caps the approximate size in bytes of the converted result.
+	MaxOutputBytes int64
+	// MaxOutputObjects caps the number of values (maps, lists and leaves) in the result.
+	MaxOutputObjects int64
 }
 
 // Invocation is one call of a hook function.
@@ -52,6 +56,9 @@ type Invocation struct {
 	// Log receives the hook's log module output; nil discards it. The engine tags it with
 	// the controller and object.
 	Log *slog.Logger
+	// Now is the only clock the hook can read (stdlib time). A Runtime's Program sets it
+	// from Options.Now when nil; nil at the adapter means time.Now.
+	Now func() time.Time
 }
 
 // Program is compiled hook source. It is immutable and safe for concurrent use.

@@ -1,0 +1,147 @@
+// Package starlark is the Starlark adapter of package scripting, over go.starlark.net.
+//
+// Source is parsed with while loops, top-level control flow, global reassignment (before
+// freezing) and recursion enabled, rewritten so that amplifying operations are checked before
+// they allocate (see rewrite.go and guard.go), then executed once: its top level runs at
+// compile time under Compiler.InitBudget and its globals are frozen. Every Call runs the named function on a
+// new Thread over those frozen globals.
+//
+// Module state: a top-level value is frozen after the top level ran, so a hook cannot
+// change it; mutating a module-level list or dict fails with a runtime error and a module
+// counter reads the same on every call. Anything computed at top level (including a
+// time.now() there) is computed once, at compile time.
+//
+// Sandbox: there is no file, network, environment or process access in Starlark itself;
+// load() reaches only stdlib modules (load("json", "json")), each also predeclared as a
+// global; print() goes to the invocation's log.
+package starlark
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sync"
+
+	"go.starlark.net/resolve"
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"metascript.dev/metascript/scripting"
+)
+
+// adapterVersion changes whenever what a source compiles to changes (rewrite rules,
+// predeclared names), so that cached programs are recompiled.
+const adapterVersion = "1"
+
+var fileOptions = syntax.FileOptions{
+	While:           true,
+	TopLevelControl: true,
+	GlobalReassign:  true,
+	Recursion:       true, // bounded by the stack depth budget instead
+}
+
+// Compiler compiles Starlark source. The zero value is ready to use and safe for concurrent
+// use.
+type Compiler struct {
+	// InitBudget limits the execution of a source's top level at compile time; zero fields
+	// take scripting.DefaultBudget.
+	InitBudget scripting.Budget
+}
+
+// NewCompiler returns the Starlark Compiler.
+func NewCompiler() *Compiler { return &Compiler{} }
+
+func (*Compiler) Language() scripting.Language { return scripting.Starlark }
+
+var version = sync.OnceValue(func() string {
+	v := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == "go.starlark.net" {
+				v = m.Version
+			}
+		}
+	}
+	return "go.starlark.net@" + v + "+adapter." + adapterVersion
+})
+
+// Version identifies go.starlark.net's version and this adapter's rewrite rules.
+func (*Compiler) Version() string { return version() }
+
+// Compile parses, rewrites, resolves and initialises source. Syntax and resolution errors
+// and failures of the top level (fail(), a disallowed load, an exhausted budget) are returned
+// as *scripting.CompileError at their position.
+func (c *Compiler) Compile(name, source string) (scripting.Program, error) {
+	opts := fileOptions
+	f, err := opts.Parse(name, source, 0)
+	if err != nil {
+		return nil, compileError(name, err)
+	}
+	if err := rewrite(f); err != nil {
+		return nil, compileError(name, err)
+	}
+	prog, err := starlark.FileProgram(f, isPredeclared)
+	if err != nil {
+		return nil, compileError(name, err)
+	}
+
+	cs := newCallState(c.InitBudget.WithDefaults(scripting.DefaultBudget), nil, nil)
+	thread := cs.start(name)
+	globals, err := prog.Init(thread, predeclared())
+	cs.finish()
+	if err != nil {
+		return nil, initError(name, cs, err)
+	}
+	globals.Freeze()
+
+	p := &program{name: name, globals: globals}
+	for n, v := range globals {
+		if _, ok := v.(*starlark.Function); ok {
+			p.functions = append(p.functions, n)
+		}
+	}
+	slices.Sort(p.functions)
+	return p, nil
+}
+
+func compileError(name string, err error) error {
+	ce := &scripting.CompileError{Language: scripting.Starlark, File: name, Msg: err.Error()}
+	var se syntax.Error
+	var rl resolve.ErrorList
+	var re *rewriteError
+	switch {
+	case errors.As(err, &se):
+		ce.Line, ce.Column, ce.Msg = int(se.Pos.Line), int(se.Pos.Col), se.Msg
+	case errors.As(err, &rl):
+		ce.Line, ce.Column, ce.Msg = int(rl[0].Pos.Line), int(rl[0].Pos.Col), rl[0].Msg
+		if len(rl) > 1 {
+			ce.Msg += fmt.Sprintf(" (and %d more errors)", len(rl)-1)
+		}
+	case errors.As(err, &re):
+		ce.Line, ce.Column, ce.Msg = int(re.pos.Line), int(re.pos.Col), re.msg
+	}
+	return ce
+}
+
+// initError reports a failure of the top level as a CompileError located at the innermost
+// frame of the source, keeping the budget or runtime error as the message.
+func initError(name string, cs *callState, err error) error {
+	mapped := cs.mapError(err)
+	ce := &scripting.CompileError{Language: scripting.Starlark, File: name, Msg: "top level: " + mapped.Error()}
+	var stack []scripting.Frame
+	var re *scripting.RuntimeError
+	var be *scripting.BudgetError
+	if errors.As(mapped, &re) {
+		ce.Msg, stack = "top level: "+re.Msg, re.Stack
+	} else if errors.As(mapped, &be) {
+		stack = be.Stack
+	}
+	for _, f := range stack {
+		if f.File == name {
+			ce.Line, ce.Column = f.Line, f.Column
+			break
+		}
+	}
+	return ce
+}

@@ -1,0 +1,463 @@
+package starlark
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"metascript.dev/metascript/scripting"
+)
+
+// Guards are the pre-allocation checks of amplifying operations. Each estimates what the
+// operation will allocate, from sizes already known, and refuses it with a BudgetError
+// (maxMemory) when that would pass the invocation's memory budget (MemoryWatch.Reserve);
+// otherwise it performs the operation as Starlark would.
+//
+// Checked before allocating: repetition (s * n, list * n, tuple * n, bytes * n, big int
+// products), % and str.format (output bounded by the format and its arguments), str.join,
+// str.replace, list.extend and list += iterable, materialising built-ins (list, tuple, dict,
+// sorted, reversed, enumerate, zip over a range or any sequence), str, repr, print and fail
+// (the size of the text they render), and range, which is refused when it has more
+// elements than the step budget allows a hook to iterate, so no built-in iterates longer
+// than that either.
+//
+// Not checked before allocating, left to the allocation watchdog: concatenation (x + y,
+// which at most doubles what the hook already holds), comprehensions and loops (one step per
+// element), str.split and similar methods (a small constant factor of a string the hook
+// already holds), stdlib results.
+
+// perElem is the size charged for one element of a materialised list or tuple: one
+// starlark.Value interface.
+const perElem = 16
+
+func guardBuiltins() starlark.StringDict {
+	d := starlark.StringDict{
+		guardMul:    starlark.NewBuiltin("*", opMul),
+		guardMod:    starlark.NewBuiltin("%", opMod),
+		guardAddIn:  starlark.NewBuiltin("+=", opAddInPlace),
+		guardAddArg: starlark.NewBuiltin("+=", opAddArg),
+	}
+	d["method.join"] = starlark.NewBuiltin("join", methodJoin)
+	d["method.replace"] = starlark.NewBuiltin("replace", methodReplace)
+	d["method.format"] = starlark.NewBuiltin("format", methodFormat)
+	d["method.extend"] = starlark.NewBuiltin("extend", methodExtend)
+
+	d["method.index"] = starlark.NewBuiltin("index", methodRealisingArgs("index"))
+	d["method.remove"] = starlark.NewBuiltin("remove", methodRealisingArgs("remove"))
+	for op, name := range compareOps {
+		d[name] = starlark.NewBuiltin(op.String(), opCompare(op))
+	}
+
+	d["range"] = starlark.NewBuiltin("range", guardedRange)
+	for name, per := range map[string]int64{
+		"list": perElem, "tuple": perElem, "sorted": perElem, "reversed": perElem,
+		"enumerate": 64, "zip": 64, "dict": 96,
+	} {
+		d[name] = materialising(name, per)
+	}
+	for _, name := range []string{"str", "repr", "print", "fail"} {
+		d[name] = rendering(name)
+	}
+	return d
+}
+
+var predeclared = sync.OnceValue(func() starlark.StringDict {
+	d := guardBuiltins()
+	for name, m := range stdlibModules() {
+		d[name] = m
+	}
+	return d
+})
+
+func isPredeclared(name string) bool {
+	_, ok := predeclared()[name]
+	return ok
+}
+
+func callMethod(t *starlark.Thread, recv starlark.Value, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	ha, ok := recv.(starlark.HasAttrs)
+	if !ok {
+		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
+	}
+	m, err := ha.Attr(name)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
+	}
+	return starlark.Call(t, m, args, kwargs)
+}
+
+// mulSat is a*b saturating at MaxInt64, for non-negative a and b.
+func mulSat(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func opMul(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	x, y := args[0], args[1]
+	seq, count := x, y
+	if _, ok := x.(starlark.Int); ok {
+		if yi, ok := y.(starlark.Int); ok {
+			xi := x.(starlark.Int)
+			if _, small := xi.Int64(); !small {
+				if _, small := yi.Int64(); !small {
+					bytes := int64(xi.BigInt().BitLen()+yi.BigInt().BitLen()) / 8
+					if err := stateOf(t).reserve(bytes); err != nil {
+						return nil, err
+					}
+				}
+			}
+			return starlark.Binary(syntax.STAR, x, y)
+		}
+		seq, count = y, x
+	}
+	if n, ok := count.(starlark.Int); ok {
+		var per int64
+		switch seq.(type) {
+		case starlark.String, starlark.Bytes:
+			per = 1
+		case *starlark.List, starlark.Tuple, *listView:
+			per = perElem
+		}
+		if per > 0 {
+			k, ok := n.Int64()
+			if !ok {
+				k = math.MaxInt64
+			}
+			if k > 0 {
+				size := mulSat(mulSat(int64(starlark.Len(seq)), per), k)
+				if err := stateOf(t).reserve(size); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return starlark.Binary(syntax.STAR, x, y)
+}
+
+func opMod(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	x, y := args[0], args[1]
+	if f, ok := x.(starlark.String); ok {
+		limit := stateOf(t).budget.MaxMemory
+		var size int64
+		switch y := y.(type) {
+		case starlark.Tuple:
+			for _, a := range y {
+				size = addSat(size, reprSize(a, limit))
+			}
+		case starlark.Mapping:
+			// %(key)s may name one value many times.
+			size = mulSat(int64(strings.Count(string(f), "%")), reprSize(y, limit))
+		default:
+			size = reprSize(y, limit)
+		}
+		if err := stateOf(t).reserve(addSat(size, int64(len(f)))); err != nil {
+			return nil, err
+		}
+	}
+	return starlark.Binary(syntax.PERCENT, x, y)
+}
+
+func opAddInPlace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	x, y := args[0], args[1]
+	l, ok := x.(*starlark.List)
+	if !ok {
+		return starlark.Binary(syntax.PLUS, x, y)
+	}
+	// list += iterable extends the list in place, as Starlark does.
+	if _, ok := y.(starlark.Iterable); !ok {
+		return nil, fmt.Errorf("unknown binary op: list += %s", y.Type())
+	}
+	n := starlark.Len(y)
+	if err := stateOf(t).reserve(mulSat(int64(max(n, 0)), perElem)); err != nil {
+		return nil, err
+	}
+	elems := make([]starlark.Value, 0, max(n, 0))
+	it := starlark.Iterate(y)
+	var v starlark.Value
+	for it.Next(&v) {
+		elems = append(elems, v)
+	}
+	it.Done()
+	for _, v := range elems {
+		if err := l.Append(v); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+func opAddArg(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	if n := starlark.Len(args[0]); n > 0 {
+		if err := stateOf(t).reserve(mulSat(int64(n), perElem)); err != nil {
+			return nil, err
+		}
+	}
+	return args[0], nil
+}
+
+func methodJoin(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	recv, rest := args[0], args[1:]
+	if sep, ok := recv.(starlark.String); ok && len(rest) == 1 {
+		if seq, ok := rest[0].(starlark.Indexable); ok && seq.Len() > 1 {
+			n := seq.Len()
+			size := mulSat(int64(len(sep)), int64(n-1))
+			for i := 0; i < n; i++ {
+				if s, ok := seq.Index(i).(starlark.String); ok {
+					size = addSat(size, int64(len(s)))
+				}
+			}
+			if err := stateOf(t).reserve(size); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return callMethod(t, recv, "join", rest, kwargs)
+}
+
+func methodReplace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	recv, rest := args[0], args[1:]
+	if s, ok := recv.(starlark.String); ok && len(rest) >= 2 {
+		old, ok1 := rest[0].(starlark.String)
+		nw, ok2 := rest[1].(starlark.String)
+		if ok1 && ok2 && len(nw) > len(old) {
+			var n int64
+			if old == "" {
+				n = int64(utf8.RuneCountInString(string(s))) + 1
+			} else {
+				n = int64(strings.Count(string(s), string(old)))
+			}
+			if len(rest) >= 3 {
+				if c, ok := rest[2].(starlark.Int); ok {
+					if c64, ok := c.Int64(); ok && c64 >= 0 && c64 < n {
+						n = c64
+					}
+				}
+			}
+			size := addSat(int64(len(s)), mulSat(n, int64(len(nw)-len(old))))
+			if err := stateOf(t).reserve(size); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return callMethod(t, recv, "replace", rest, kwargs)
+}
+
+func methodFormat(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	recv, rest := args[0], args[1:]
+	if f, ok := recv.(starlark.String); ok && (len(rest) > 0 || len(kwargs) > 0) {
+		limit := stateOf(t).budget.MaxMemory
+		var largest, sum int64
+		note := func(v starlark.Value) {
+			n := reprSize(v, limit)
+			largest = max(largest, n)
+			sum = addSat(sum, n)
+		}
+		for _, a := range rest {
+			note(a)
+		}
+		for _, kv := range kwargs {
+			note(kv[1])
+		}
+		// Automatic fields ({}) use each argument once; named or numbered ones may repeat.
+		size := sum
+		if fields := int64(strings.Count(string(f), "{")); fields > 0 && strings.Count(string(f), "{}") < int(fields) {
+			size = mulSat(fields, largest)
+		}
+		if err := stateOf(t).reserve(addSat(size, int64(len(f)))); err != nil {
+			return nil, err
+		}
+	}
+	return callMethod(t, recv, "format", rest, kwargs)
+}
+
+func methodExtend(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	recv, rest := args[0], args[1:]
+	if len(rest) == 1 {
+		if n := starlark.Len(rest[0]); n > 0 {
+			if err := stateOf(t).reserve(mulSat(int64(n), perElem)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return callMethod(t, recv, "extend", rest, kwargs)
+}
+
+var universeRange = starlark.Universe["range"].(*starlark.Builtin)
+
+func guardedRange(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	v, err := universeRange.CallInternal(t, args, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	cs := stateOf(t)
+	if n := uint64(starlark.Len(v)); n > cs.budget.MaxSteps {
+		return nil, cs.refuse(&scripting.BudgetError{Language: scripting.Starlark, Budget: scripting.BudgetSteps,
+			Limit: int64(cs.budget.MaxSteps), Used: int64(n), Unit: "steps"})
+	}
+	return v, nil
+}
+
+// materialising wraps a built-in that builds a collection from its iterable arguments.
+func materialising(name string, per int64) *starlark.Builtin {
+	orig := starlark.Universe[name].(*starlark.Builtin)
+	return starlark.NewBuiltin(name, func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		var size int64
+		for _, a := range args {
+			if n := starlark.Len(a); n > 0 {
+				size = addSat(size, mulSat(int64(n), per))
+			}
+		}
+		if err := stateOf(t).reserve(size); err != nil {
+			return nil, err
+		}
+		if name == "dict" && len(args) == 1 && len(kwargs) == 0 {
+			// dict(view): copy the view's level directly, without item tuples.
+			if v, ok := args[0].(*mapView); ok && v.own == nil {
+				return v.copyDict(), nil
+			}
+		}
+		return orig.CallInternal(t, args, kwargs)
+	})
+}
+
+// rendering wraps a built-in that renders its arguments as text.
+func rendering(name string) *starlark.Builtin {
+	orig := starlark.Universe[name].(*starlark.Builtin)
+	return starlark.NewBuiltin(name, func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		cs := stateOf(t)
+		var size int64
+		for _, a := range args {
+			size = addSat(size, reprSize(a, cs.budget.MaxMemory))
+		}
+		if err := cs.reserve(size); err != nil {
+			return nil, err
+		}
+		return orig.CallInternal(t, args, kwargs)
+	})
+}
+
+// reprSize estimates the length of v's text form, stopping once it passes limit. Aliased
+// values are counted each time they appear, as the text repeats them.
+func reprSize(v starlark.Value, limit int64) int64 {
+	var total int64
+	addReprSize(v, limit, 0, &total)
+	return total
+}
+
+func addReprSize(v starlark.Value, limit int64, depth int, total *int64) {
+	if *total > limit {
+		return
+	}
+	if depth > scripting.MaxOutputDepth {
+		*total += 8 // cyclic values print as [...]
+		return
+	}
+	switch v := v.(type) {
+	case starlark.String:
+		*total += int64(len(v)) + 2
+	case starlark.Bytes:
+		*total += 4*int64(len(v)) + 3
+	case starlark.Int:
+		if _, ok := v.Int64(); ok {
+			*total += 20
+		} else {
+			*total += int64(v.BigInt().BitLen())/3 + 2
+		}
+	case *starlark.List:
+		*total += 2
+		for i := 0; i < v.Len() && *total <= limit; i++ {
+			*total += 2
+			addReprSize(v.Index(i), limit, depth+1, total)
+		}
+	case starlark.Tuple:
+		*total += 2
+		for i := 0; i < len(v) && *total <= limit; i++ {
+			*total += 2
+			addReprSize(v[i], limit, depth+1, total)
+		}
+	case *starlark.Dict:
+		*total += 2
+		it := v.Iterate()
+		var k starlark.Value
+		for *total <= limit && it.Next(&k) {
+			e, _, _ := v.Get(k)
+			*total += 4
+			addReprSize(k, limit, depth+1, total)
+			addReprSize(e, limit, depth+1, total)
+		}
+		it.Done()
+	case *mapView:
+		*total += v.reprSize(limit - *total)
+	case *listView:
+		*total += v.reprSize(limit - *total)
+	default:
+		*total += 32
+	}
+}
+
+// mayHoldView reports whether v is a container, which realise may have to rebuild.
+func mayHoldView(v starlark.Value) bool {
+	switch v.(type) {
+	case *mapView, *listView, *starlark.Dict, *starlark.List, starlark.Tuple:
+		return true
+	}
+	return false
+}
+
+func opCompare(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+	return func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+		x, y := args[0], args[1]
+		if mayHoldView(x) {
+			x = realise(x, 0)
+		}
+		if op == syntax.IN || op == syntax.NOT_IN {
+			// A dict view answers `in` by lookup; realising it would copy it.
+			if _, ok := y.(*mapView); !ok && mayHoldView(y) {
+				y = realise(y, 0)
+			}
+			return starlark.Binary(op, x, y)
+		}
+		if mayHoldView(y) {
+			y = realise(y, 0)
+		}
+		ok, err := starlark.Compare(op, x, y)
+		return starlark.Bool(ok), err
+	}
+}
+
+func methodRealisingArgs(name string) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+	return func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		rest := args[1:]
+		for _, a := range rest {
+			if mayHoldView(a) {
+				cp := make(starlark.Tuple, len(rest))
+				for i, a := range rest {
+					cp[i] = realise(a, 0)
+				}
+				rest = cp
+				break
+			}
+		}
+		return callMethod(t, args[0], name, rest, kwargs)
+	}
+}

@@ -1,0 +1,542 @@
+package starlark
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+// The request reaches a hook as lazy views over the engine's map[string]any / []any: a
+// mapView is a dict and a listView a list to the hook, and a leaf is converted only when the
+// hook reads it. A container read twice is the same view (cached in kids), so the hook sees
+// one consistent object graph.
+//
+// Copy-on-write: the engine's maps are never written. The first mutation of a view (d[k] =
+// v, d.pop, l.append, ...) gives that view a private Starlark copy of its own level (own),
+// whose nested containers are still views, and applies the mutation there. A hook therefore
+// behaves as if it owned a deep copy of its request, as a webhook did, and nothing outside
+// its call changes.
+
+type mapView struct {
+	src  map[string]any
+	kids map[string]starlark.Value
+	own  *starlark.Dict
+	keys []starlark.Value // sorted keys as Starlark strings, made once on first iteration
+}
+
+type listView struct {
+	src  []any
+	kids []starlark.Value
+	own  *starlark.List
+}
+
+var (
+	_ starlark.IterableMapping = (*mapView)(nil)
+	_ starlark.HasSetKey       = (*mapView)(nil)
+	_ starlark.HasAttrs        = (*mapView)(nil)
+	_ starlark.Comparable      = (*mapView)(nil)
+	_ starlark.HasBinary       = (*mapView)(nil)
+	_ starlark.Sequence        = (*mapView)(nil)
+	_ starlark.Indexable       = (*listView)(nil)
+	_ starlark.Sliceable       = (*listView)(nil)
+	_ starlark.HasSetIndex     = (*listView)(nil)
+	_ starlark.HasAttrs        = (*listView)(nil)
+	_ starlark.Comparable      = (*listView)(nil)
+	_ starlark.HasBinary       = (*listView)(nil)
+)
+
+func newMapView(m map[string]any) *mapView { return &mapView{src: m} }
+
+// leaf converts a Go value of the request to Starlark; containers become views.
+func leaf(v any) starlark.Value {
+	switch x := v.(type) {
+	case string:
+		return stringFromGo(v)
+	case map[string]any:
+		return &mapView{src: x}
+	case []any:
+		return &listView{src: x}
+	}
+	return scalar(v)
+}
+
+// scalar converts a JSON-shaped leaf; anything else becomes its fmt text, which never
+// happens for objects coming from the API server.
+func scalar(v any) starlark.Value {
+	switch v := v.(type) {
+	case nil:
+		return starlark.None
+	case bool:
+		return starlark.Bool(v)
+	case string:
+		return starlark.String(v)
+	case int64:
+		return starlark.MakeInt64(v)
+	case int:
+		return starlark.MakeInt(v)
+	case int32:
+		return starlark.MakeInt64(int64(v))
+	case float64:
+		return starlark.Float(v)
+	case float32:
+		return starlark.Float(v)
+	}
+	return starlark.String(fmt.Sprint(v))
+}
+
+// ---- mapView ----
+
+func (v *mapView) String() string {
+	if v.own != nil {
+		return v.own.String()
+	}
+	var b strings.Builder
+	writeGo(&b, v.src, 0)
+	return b.String()
+}
+func (v *mapView) Type() string          { return "dict" }
+func (v *mapView) Freeze()               { v.private().Freeze() }
+func (v *mapView) Truth() starlark.Bool  { return v.Len() > 0 }
+func (v *mapView) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: dict") }
+func (v *mapView) Len() int {
+	if v.own != nil {
+		return v.own.Len()
+	}
+	return len(v.src)
+}
+
+func (v *mapView) Get(k starlark.Value) (starlark.Value, bool, error) {
+	if v.own != nil {
+		return v.own.Get(k)
+	}
+	ks, ok := k.(starlark.String)
+	if !ok {
+		if _, err := k.Hash(); err != nil {
+			return nil, false, err
+		}
+		return nil, false, nil
+	}
+	return v.get(string(ks))
+}
+
+func (v *mapView) get(k string) (starlark.Value, bool, error) {
+	g, ok := v.src[k]
+	if !ok {
+		return nil, false, nil
+	}
+	switch g.(type) {
+	case map[string]any, []any:
+		if kid, ok := v.kids[k]; ok {
+			return kid, true, nil
+		}
+		kid := leaf(g)
+		if v.kids == nil {
+			v.kids = make(map[string]starlark.Value, 4)
+		}
+		v.kids[k] = kid
+		return kid, true, nil
+	}
+	return leaf(g), true, nil
+}
+
+// sortedKeys gives views a stable iteration order: Go maps have none.
+func (v *mapView) sortedKeys() []string {
+	keys := make([]string, 0, len(v.src))
+	for k := range v.src {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// sortedValueKeys returns the sorted keys as Starlark strings; callers must not modify it.
+func (v *mapView) sortedValueKeys() []starlark.Value {
+	if v.keys == nil {
+		keys := v.sortedKeys()
+		v.keys = make([]starlark.Value, len(keys))
+		for i, k := range keys {
+			v.keys[i] = starlark.String(k)
+		}
+	}
+	return v.keys
+}
+
+func (v *mapView) Iterate() starlark.Iterator {
+	if v.own != nil {
+		return v.own.Iterate()
+	}
+	return starlark.Tuple(v.sortedValueKeys()).Iterate()
+}
+
+func (v *mapView) Items() []starlark.Tuple {
+	if v.own != nil {
+		return v.own.Items()
+	}
+	keys := v.sortedKeys()
+	items := make([]starlark.Tuple, len(keys))
+	for i, k := range keys {
+		e, _, _ := v.get(k)
+		items[i] = starlark.Tuple{starlark.String(k), e}
+	}
+	return items
+}
+
+// private returns the view's own copy, making it on first use.
+func (v *mapView) private() *starlark.Dict {
+	if v.own == nil {
+		v.own, v.kids = v.copyDict(), nil
+	}
+	return v.own
+}
+
+// copyDict returns a new dict of the view's entries in key order; nested containers are
+// the view's (shared) child views.
+func (v *mapView) copyDict() *starlark.Dict {
+	d := starlark.NewDict(len(v.src))
+	for _, k := range v.sortedValueKeys() {
+		e, _, _ := v.get(string(k.(starlark.String)))
+		d.SetKey(k, e)
+	}
+	return d
+}
+
+func (v *mapView) SetKey(k, e starlark.Value) error { return v.private().SetKey(k, e) }
+
+var mapReadMethods = map[string]bool{"get": true, "keys": true, "values": true, "items": true}
+
+func (v *mapView) Attr(name string) (starlark.Value, error) {
+	if v.own == nil && mapReadMethods[name] {
+		return starlark.NewBuiltin(name, v.method).BindReceiver(v), nil
+	}
+	return v.private().Attr(name)
+}
+
+func (v *mapView) AttrNames() []string { return starlark.NewDict(0).AttrNames() }
+
+// method implements the read-only dict methods without copying the view.
+func (v *mapView) method(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	switch b.Name() {
+	case "get":
+		var key, dflt starlark.Value = nil, starlark.None
+		if err := starlark.UnpackPositionalArgs("get", args, kwargs, 1, &key, &dflt); err != nil {
+			return nil, err
+		}
+		e, ok, err := v.Get(key)
+		if err != nil {
+			return nil, fmt.Errorf("get: %w", err)
+		}
+		if !ok {
+			return dflt, nil
+		}
+		return e, nil
+	case "keys", "values", "items":
+		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 0); err != nil {
+			return nil, err
+		}
+		keys := v.sortedKeys()
+		out := make([]starlark.Value, len(keys))
+		for i, k := range keys {
+			e, _, _ := v.get(k)
+			switch b.Name() {
+			case "keys":
+				out[i] = starlark.String(k)
+			case "values":
+				out[i] = e
+			default:
+				out[i] = starlark.Tuple{starlark.String(k), e}
+			}
+		}
+		return starlark.NewList(out), nil
+	}
+	return nil, fmt.Errorf("dict has no .%s method", b.Name())
+}
+
+func (v *mapView) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {
+	return starlark.CompareDepth(op, realise(v, 0), realise(y, 0), depth)
+}
+
+func (v *mapView) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (starlark.Value, error) {
+	if side == starlark.Left {
+		return starlark.Binary(op, realise(v, 0), realise(y, 0))
+	}
+	return starlark.Binary(op, realise(y, 0), realise(v, 0))
+}
+
+// ---- listView ----
+
+func (v *listView) String() string {
+	if v.own != nil {
+		return v.own.String()
+	}
+	var b strings.Builder
+	writeGo(&b, v.src, 0)
+	return b.String()
+}
+func (v *listView) Type() string          { return "list" }
+func (v *listView) Freeze()               { v.private().Freeze() }
+func (v *listView) Truth() starlark.Bool  { return v.Len() > 0 }
+func (v *listView) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: list") }
+func (v *listView) Len() int {
+	if v.own != nil {
+		return v.own.Len()
+	}
+	return len(v.src)
+}
+
+func (v *listView) Index(i int) starlark.Value {
+	if v.own != nil {
+		return v.own.Index(i)
+	}
+	g := v.src[i]
+	switch g.(type) {
+	case map[string]any, []any:
+		if v.kids == nil {
+			v.kids = make([]starlark.Value, len(v.src))
+		}
+		if v.kids[i] == nil {
+			v.kids[i] = leaf(g)
+		}
+		return v.kids[i]
+	}
+	return leaf(g)
+}
+
+func (v *listView) Iterate() starlark.Iterator {
+	if v.own != nil {
+		return v.own.Iterate()
+	}
+	return &listViewIterator{v: v}
+}
+
+type listViewIterator struct {
+	v *listView
+	i int
+}
+
+func (it *listViewIterator) Next(p *starlark.Value) bool {
+	if it.i >= it.v.Len() {
+		return false
+	}
+	*p = it.v.Index(it.i)
+	it.i++
+	return true
+}
+func (it *listViewIterator) Done() {}
+
+func (v *listView) private() *starlark.List {
+	if v.own == nil {
+		elems := make([]starlark.Value, len(v.src))
+		for i := range v.src {
+			elems[i] = v.Index(i)
+		}
+		v.own, v.kids = starlark.NewList(elems), nil
+	}
+	return v.own
+}
+
+func (v *listView) Slice(start, end, step int) starlark.Value {
+	return v.private().Slice(start, end, step)
+}
+
+func (v *listView) SetIndex(i int, e starlark.Value) error { return v.private().SetIndex(i, e) }
+
+func (v *listView) Attr(name string) (starlark.Value, error) { return v.private().Attr(name) }
+func (v *listView) AttrNames() []string                      { return starlark.NewList(nil).AttrNames() }
+
+func (v *listView) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {
+	return starlark.CompareDepth(op, realise(v, 0), realise(y, 0), depth)
+}
+
+func (v *listView) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (starlark.Value, error) {
+	if side == starlark.Left {
+		return starlark.Binary(op, realise(v, 0), realise(y, 0))
+	}
+	return starlark.Binary(op, realise(y, 0), realise(v, 0))
+}
+
+// ---- realise ----
+
+// realise returns v with every view in it replaced by ordinary Starlark values, so that
+// go.starlark.net's own comparisons, which assume both operands have the same Go type, never
+// meet a view. Values without views are returned as they are.
+func realise(v starlark.Value, depth int) starlark.Value {
+	if depth > maxValueDepth {
+		return v
+	}
+	switch x := v.(type) {
+	case *mapView:
+		if x.own != nil {
+			return realise(x.own, depth)
+		}
+		return fromGo(x.src)
+	case *listView:
+		if x.own != nil {
+			return realise(x.own, depth)
+		}
+		return fromGo(x.src)
+	case *starlark.Dict:
+		if !hasView(x, depth) {
+			return x
+		}
+		d := starlark.NewDict(x.Len())
+		for k, e := range x.Entries() {
+			d.SetKey(k, realise(e, depth+1))
+		}
+		return d
+	case *starlark.List:
+		if !hasView(x, depth) {
+			return x
+		}
+		elems := make([]starlark.Value, x.Len())
+		for i := range elems {
+			elems[i] = realise(x.Index(i), depth+1)
+		}
+		return starlark.NewList(elems)
+	case starlark.Tuple:
+		if !hasView(x, depth) {
+			return x
+		}
+		t := make(starlark.Tuple, len(x))
+		for i, e := range x {
+			t[i] = realise(e, depth+1)
+		}
+		return t
+	}
+	return v
+}
+
+const maxValueDepth = 256
+
+func hasView(v starlark.Value, depth int) bool {
+	if depth > maxValueDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case *mapView, *listView:
+		return true
+	case *starlark.Dict:
+		for _, e := range x.Entries() {
+			if hasView(e, depth+1) {
+				return true
+			}
+		}
+	case *starlark.List:
+		for i := 0; i < x.Len(); i++ {
+			if hasView(x.Index(i), depth+1) {
+				return true
+			}
+		}
+	case starlark.Tuple:
+		for _, e := range x {
+			if hasView(e, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fromGo converts a JSON-shaped Go value to ordinary Starlark values, eagerly (stdlib
+// results, realised views).
+func fromGo(v any) starlark.Value {
+	switch v := v.(type) {
+	case map[string]any:
+		d := starlark.NewDict(len(v))
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			d.SetKey(starlark.String(k), fromGo(v[k]))
+		}
+		return d
+	case []any:
+		elems := make([]starlark.Value, len(v))
+		for i, e := range v {
+			elems[i] = fromGo(e)
+		}
+		return starlark.NewList(elems)
+	}
+	return scalar(v)
+}
+
+// writeGo writes v as Starlark would print the equivalent value.
+func writeGo(b *strings.Builder, v any, depth int) {
+	if depth > maxValueDepth {
+		b.WriteString("...")
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(starlark.String(k).String())
+			b.WriteString(": ")
+			writeGo(b, v[k], depth+1)
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeGo(b, e, depth+1)
+		}
+		b.WriteByte(']')
+	default:
+		b.WriteString(scalar(v).String())
+	}
+}
+
+func (v *mapView) reprSize(limit int64) int64 {
+	if v.own != nil {
+		return reprSize(v.own, limit)
+	}
+	return goReprSize(v.src, limit, 0)
+}
+
+func (v *listView) reprSize(limit int64) int64 {
+	if v.own != nil {
+		return reprSize(v.own, limit)
+	}
+	return goReprSize(v.src, limit, 0)
+}
+
+func goReprSize(v any, limit int64, depth int) int64 {
+	switch v := v.(type) {
+	case string:
+		return int64(len(v)) + 2
+	case map[string]any:
+		n := int64(2)
+		for k, e := range v {
+			n += int64(len(k)) + 6 + goReprSize(e, limit-n, depth+1)
+			if n > limit {
+				break
+			}
+		}
+		return n
+	case []any:
+		n := int64(2)
+		for _, e := range v {
+			n += 2 + goReprSize(e, limit-n, depth+1)
+			if n > limit {
+				break
+			}
+		}
+		return n
+	}
+	return 24
+}

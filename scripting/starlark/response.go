@@ -1,0 +1,206 @@
+package starlark
+
+import (
+	"math"
+
+	"go.starlark.net/starlark"
+
+	"metascript.dev/metascript/scripting"
+)
+
+// toGo converts a hook's result to the JSON shape in one pass: dict → map[string]any,
+// list and tuple → []any, int → int64, float → float64, string, bool, None → nil. Every
+// value is charged to meter before its Go form is allocated, so an oversized result is
+// refused part-way. A value with no JSON form (function, set, NaN, an int beyond 64 bits, a
+// non-string dict key, nesting deeper than scripting.MaxOutputDepth, as cyclic values are)
+// is an *scripting.OutputError naming its path.
+//
+// Request views in the result are deep-copied from the engine's Go values without going
+// through Starlark, unless shareViews: then their Go values are returned as they are (for
+// stdlib arguments, which are read and never retained).
+func toGo(v starlark.Value, meter *scripting.OutputMeter) (any, error) {
+	c := converter{meter: meter}
+	return c.value(v, 0)
+}
+
+type converter struct {
+	meter      *scripting.OutputMeter
+	shareViews bool
+	err        error // set by the dict loop body
+}
+
+func outErr(format string, args ...any) error {
+	return scripting.NewOutputError(scripting.Starlark, format, args...)
+}
+
+func (c *converter) value(v starlark.Value, depth int) (any, error) {
+	switch x := v.(type) {
+	case starlark.String:
+		if err := c.meter.Add(scripting.OutputStringBytes + int64(len(x))); err != nil {
+			return nil, err
+		}
+		return stringToGo(v), nil
+	}
+	switch v := v.(type) {
+	case starlark.Int:
+		if err := c.meter.Add(scripting.OutputScalarBytes); err != nil {
+			return nil, err
+		}
+		i, ok := v.Int64()
+		if !ok {
+			return nil, outErr("integer %s does not fit in 64 bits", v.String())
+		}
+		return i, nil
+	case starlark.Bool:
+		if err := c.meter.Add(scripting.OutputScalarBytes); err != nil {
+			return nil, err
+		}
+		return bool(v), nil
+	case starlark.NoneType:
+		if err := c.meter.Add(scripting.OutputScalarBytes); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	case starlark.Float:
+		if err := c.meter.Add(scripting.OutputScalarBytes); err != nil {
+			return nil, err
+		}
+		f := float64(v)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, outErr("%s has no JSON form", v.String())
+		}
+		return f, nil
+	case *starlark.Dict:
+		return c.dict(v, depth)
+	case *starlark.List:
+		if depth >= scripting.MaxOutputDepth {
+			return nil, tooDeep()
+		}
+		n := v.Len()
+		if err := c.meter.Add(scripting.OutputListBytes + scripting.OutputListEntryBytes*int64(n)); err != nil {
+			return nil, err
+		}
+		out := make([]any, n)
+		for i := range n {
+			e, err := c.value(v.Index(i), depth+1)
+			if err != nil {
+				return nil, scripting.AtIndex(err, i)
+			}
+			out[i] = e
+		}
+		return out, nil
+	case starlark.Tuple:
+		if depth >= scripting.MaxOutputDepth {
+			return nil, tooDeep()
+		}
+		if err := c.meter.Add(scripting.OutputListBytes + scripting.OutputListEntryBytes*int64(len(v))); err != nil {
+			return nil, err
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			g, err := c.value(e, depth+1)
+			if err != nil {
+				return nil, scripting.AtIndex(err, i)
+			}
+			out[i] = g
+		}
+		return out, nil
+	case *mapView:
+		if v.own != nil {
+			return c.dict(v.own, depth)
+		}
+		return c.goValue(v.src, depth)
+	case *listView:
+		if v.own != nil {
+			return c.value(v.own, depth)
+		}
+		return c.goValue(v.src, depth)
+	}
+	return nil, outErr("expected a JSON value (dict, list, string, int, float, bool or None), got %s", v.Type())
+}
+
+func tooDeep() error {
+	return outErr("value nests deeper than %d levels (is it cyclic?)", scripting.MaxOutputDepth)
+}
+
+func (c *converter) dict(d *starlark.Dict, depth int) (any, error) {
+	if depth >= scripting.MaxOutputDepth {
+		return nil, tooDeep()
+	}
+	n := d.Len()
+	if err := c.meter.Add(scripting.OutputMapBytes + scripting.OutputMapEntryBytes*int64(n)); err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, n)
+	// The loop body only captures values and reports through c.err, so the closure is the
+	// one allocation; Iterate and Get would hash every key again.
+	c.err = nil
+	d.Entries()(func(k, e starlark.Value) bool {
+		ks, ok := k.(starlark.String)
+		if !ok {
+			c.err = outErr("dict key %s is a %s, not a string", k.String(), k.Type())
+			return false
+		}
+		g, err := c.value(e, depth+1)
+		if err != nil {
+			c.err = scripting.AtKey(err, string(ks))
+			return false
+		}
+		out[string(ks)] = g
+		return true
+	})
+	if c.err != nil {
+		return nil, c.err
+	}
+	return out, nil
+}
+
+// goValue deep-copies a request value (or shares it), charging the meter.
+func (c *converter) goValue(v any, depth int) (any, error) {
+	if depth >= scripting.MaxOutputDepth {
+		return nil, tooDeep()
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		if err := c.meter.Add(scripting.OutputMapBytes + scripting.OutputMapEntryBytes*int64(len(v))); err != nil {
+			return nil, err
+		}
+		if c.shareViews {
+			return v, nil
+		}
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			g, err := c.goValue(e, depth+1)
+			if err != nil {
+				return nil, scripting.AtKey(err, k)
+			}
+			out[k] = g
+		}
+		return out, nil
+	case []any:
+		if err := c.meter.Add(scripting.OutputListBytes + scripting.OutputListEntryBytes*int64(len(v))); err != nil {
+			return nil, err
+		}
+		if c.shareViews {
+			return v, nil
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			g, err := c.goValue(e, depth+1)
+			if err != nil {
+				return nil, scripting.AtIndex(err, i)
+			}
+			out[i] = g
+		}
+		return out, nil
+	case string:
+		if err := c.meter.Add(scripting.OutputStringBytes + int64(len(v))); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+	if err := c.meter.Add(scripting.OutputScalarBytes); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

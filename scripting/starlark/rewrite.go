@@ -1,0 +1,287 @@
+package starlark
+
+import (
+	"go.starlark.net/syntax"
+)
+
+// The rewrite routes the operations that can allocate far more than their operands hold
+// through guard built-ins (guard.go), which check the size before allocating:
+//
+//	x * y            →  operator*(x, y)           repetition of strings, lists, tuples, bytes
+//	x % y            →  operator%(x, y)           formatting; skipped when an operand is an int literal
+//	x *= y, x %= y   →  x = operator*(x, y) ...   target a name or a side-effect-free index/field
+//	x += y           →  x = operator+=(x, y)      list += iterable; skipped when y is a literal or a
+//	                                              list, tuple, dict or arithmetic expression
+//	e.join(a), e.replace(a), e.format(a), e.extend(a)  →  method.join(e, a) ...
+//	x == y, x < y, x in y, ...  →  operator==(x, y) ... unless an operand is a literal (see compareOps)
+//	e.index(a), e.remove(a)     →  method.index(e, a) ... (views compared as ordinary values)
+//
+// The guard names contain characters no identifier can, so hook code can neither call nor
+// shadow them. Guard calls are positioned at the operator, so errors point there.
+
+type rewriteError struct {
+	pos syntax.Position
+	msg string
+}
+
+func (e *rewriteError) Error() string { return e.pos.String() + ": " + e.msg }
+
+const (
+	guardMul    = "operator*"
+	guardMod    = "operator%"
+	guardAddIn  = "operator+="
+	guardAddArg = "operator+=arg"
+)
+
+// guardedMethods are the method names rewritten into method.<name> guard calls.
+var guardedMethods = map[string]string{
+	"join": "method.join", "replace": "method.replace", "format": "method.format", "extend": "method.extend",
+	"index": "method.index", "remove": "method.remove",
+}
+
+// compareOps are rewritten into guards that replace request views by ordinary values
+// before go.starlark.net compares: its dict and list comparisons assume both operands have
+// the same Go type. Comparisons with a literal, None, True or False cannot meet that case
+// and are left alone.
+var compareOps = map[syntax.Token]string{
+	syntax.EQL: "operator==", syntax.NEQ: "operator!=", syntax.LT: "operator<", syntax.LE: "operator<=",
+	syntax.GT: "operator>", syntax.GE: "operator>=", syntax.IN: "operator in", syntax.NOT_IN: "operator not in",
+}
+
+func isPlainLiteral(e syntax.Expr) bool {
+	switch e := e.(type) {
+	case *syntax.Literal:
+		return true
+	case *syntax.Ident:
+		return e.Name == "None" || e.Name == "True" || e.Name == "False"
+	}
+	return false
+}
+
+func rewrite(f *syntax.File) error {
+	r := &rewriter{}
+	r.stmts(f.Stmts)
+	return r.err
+}
+
+type rewriter struct{ err error }
+
+func (r *rewriter) stmts(ss []syntax.Stmt) {
+	for i, s := range ss {
+		ss[i] = r.stmt(s)
+	}
+}
+
+func (r *rewriter) stmt(s syntax.Stmt) syntax.Stmt {
+	switch s := s.(type) {
+	case *syntax.ExprStmt:
+		s.X = r.expr(s.X)
+	case *syntax.ReturnStmt:
+		if s.Result != nil {
+			s.Result = r.expr(s.Result)
+		}
+	case *syntax.IfStmt:
+		s.Cond = r.expr(s.Cond)
+		r.stmts(s.True)
+		r.stmts(s.False)
+	case *syntax.ForStmt:
+		s.Vars = r.expr(s.Vars)
+		s.X = r.expr(s.X)
+		r.stmts(s.Body)
+	case *syntax.WhileStmt:
+		s.Cond = r.expr(s.Cond)
+		r.stmts(s.Body)
+	case *syntax.DefStmt:
+		r.params(s.Params)
+		r.stmts(s.Body)
+	case *syntax.AssignStmt:
+		return r.assign(s)
+	}
+	return s
+}
+
+func (r *rewriter) assign(s *syntax.AssignStmt) syntax.Stmt {
+	s.LHS = r.expr(s.LHS)
+	s.RHS = r.expr(s.RHS)
+	var guard string
+	switch s.Op {
+	case syntax.STAR_EQ:
+		guard = guardMul
+	case syntax.PERCENT_EQ:
+		if isIntLiteral(s.RHS) {
+			return s
+		}
+		guard = guardMod
+	case syntax.PLUS_EQ:
+		if cannotBeIterable(s.RHS) {
+			return s
+		}
+		guard = guardAddIn
+	default:
+		return s
+	}
+	if lhs, ok := cloneSimple(s.LHS); ok {
+		return &syntax.AssignStmt{OpPos: s.OpPos, Op: syntax.EQ, LHS: s.LHS,
+			RHS: call(guard, s.OpPos, lhs, s.RHS)}
+	}
+	if s.Op == syntax.PLUS_EQ {
+		// x[f()] += y: the target cannot be evaluated twice; check y alone.
+		s.RHS = call(guardAddArg, s.OpPos, s.RHS)
+		return s
+	}
+	if r.err == nil {
+		r.err = &rewriteError{pos: s.OpPos, msg: "augmented " + s.Op.String() + " on a target with calls or operators is not supported; write x = x " + s.Op.String()[:1] + " y"}
+	}
+	return s
+}
+
+func (r *rewriter) params(ps []syntax.Expr) {
+	for i, p := range ps {
+		if b, ok := p.(*syntax.BinaryExpr); ok && b.Op == syntax.EQ {
+			b.Y = r.expr(b.Y)
+		} else {
+			ps[i] = p
+		}
+	}
+}
+
+func (r *rewriter) exprs(es []syntax.Expr) {
+	for i, e := range es {
+		es[i] = r.expr(e)
+	}
+}
+
+func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
+	switch e := e.(type) {
+	case *syntax.BinaryExpr:
+		e.X = r.expr(e.X)
+		e.Y = r.expr(e.Y)
+		switch {
+		case compareOps[e.Op] != "" && !isPlainLiteral(e.X) && !isPlainLiteral(e.Y):
+			return call(compareOps[e.Op], e.OpPos, e.X, e.Y)
+		case e.Op == syntax.STAR:
+			return call(guardMul, e.OpPos, e.X, e.Y)
+		case e.Op == syntax.PERCENT && !isIntLiteral(e.X) && !isIntLiteral(e.Y):
+			return call(guardMod, e.OpPos, e.X, e.Y)
+		}
+	case *syntax.UnaryExpr:
+		if e.X != nil {
+			e.X = r.expr(e.X)
+		}
+	case *syntax.ParenExpr:
+		e.X = r.expr(e.X)
+	case *syntax.CallExpr:
+		for i, a := range e.Args {
+			if b, ok := a.(*syntax.BinaryExpr); ok && b.Op == syntax.EQ { // keyword argument
+				b.Y = r.expr(b.Y)
+			} else {
+				e.Args[i] = r.expr(a)
+			}
+		}
+		if dot, ok := e.Fn.(*syntax.DotExpr); ok {
+			if guard, ok := guardedMethods[dot.Name.Name]; ok {
+				recv := r.expr(dot.X)
+				return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: dot.Dot, Name: guard}, Lparen: e.Lparen,
+					Args: append([]syntax.Expr{recv}, e.Args...), Rparen: e.Rparen}
+			}
+		}
+		e.Fn = r.expr(e.Fn)
+	case *syntax.DotExpr:
+		e.X = r.expr(e.X)
+	case *syntax.IndexExpr:
+		e.X = r.expr(e.X)
+		e.Y = r.expr(e.Y)
+	case *syntax.SliceExpr:
+		e.X = r.expr(e.X)
+		for _, p := range []*syntax.Expr{&e.Lo, &e.Hi, &e.Step} {
+			if *p != nil {
+				*p = r.expr(*p)
+			}
+		}
+	case *syntax.ListExpr:
+		r.exprs(e.List)
+	case *syntax.TupleExpr:
+		r.exprs(e.List)
+	case *syntax.DictExpr:
+		for _, d := range e.List {
+			d := d.(*syntax.DictEntry)
+			d.Key = r.expr(d.Key)
+			d.Value = r.expr(d.Value)
+		}
+	case *syntax.DictEntry:
+		e.Key = r.expr(e.Key)
+		e.Value = r.expr(e.Value)
+	case *syntax.Comprehension:
+		e.Body = r.expr(e.Body)
+		for _, c := range e.Clauses {
+			switch c := c.(type) {
+			case *syntax.ForClause:
+				c.Vars = r.expr(c.Vars)
+				c.X = r.expr(c.X)
+			case *syntax.IfClause:
+				c.Cond = r.expr(c.Cond)
+			}
+		}
+	case *syntax.CondExpr:
+		e.Cond = r.expr(e.Cond)
+		e.True = r.expr(e.True)
+		e.False = r.expr(e.False)
+	case *syntax.LambdaExpr:
+		r.params(e.Params)
+		e.Body = r.expr(e.Body)
+	}
+	return e
+}
+
+func call(guard string, pos syntax.Position, args ...syntax.Expr) *syntax.CallExpr {
+	return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: pos, Name: guard}, Lparen: pos, Args: args, Rparen: pos}
+}
+
+func isIntLiteral(e syntax.Expr) bool {
+	l, ok := e.(*syntax.Literal)
+	return ok && l.Token == syntax.INT
+}
+
+// cannotBeIterable reports whether e certainly evaluates to something `list += e` cannot
+// amplify: a literal, a list, tuple or dict display, or a comprehension. Arithmetic and
+// concatenation are left out: x + y may be list + list, which only copies what exists.
+func cannotBeIterable(e syntax.Expr) bool {
+	switch e := e.(type) {
+	case *syntax.Literal, *syntax.ListExpr, *syntax.TupleExpr, *syntax.DictExpr, *syntax.Comprehension:
+		return true
+	case *syntax.BinaryExpr:
+		return e.Op == syntax.PLUS || e.Op == syntax.MINUS
+	case *syntax.ParenExpr:
+		return cannotBeIterable(e.X)
+	}
+	return false
+}
+
+// cloneSimple returns a fresh copy of a target that can be evaluated twice without effect: a
+// name, or an index or field of a simple target with a name or literal index.
+func cloneSimple(e syntax.Expr) (syntax.Expr, bool) {
+	switch e := e.(type) {
+	case *syntax.Ident:
+		return &syntax.Ident{NamePos: e.NamePos, Name: e.Name}, true
+	case *syntax.Literal:
+		cp := *e
+		return &cp, true
+	case *syntax.DotExpr:
+		x, ok := cloneSimple(e.X)
+		if !ok {
+			return nil, false
+		}
+		return &syntax.DotExpr{X: x, Dot: e.Dot, NamePos: e.NamePos, Name: &syntax.Ident{NamePos: e.Name.NamePos, Name: e.Name.Name}}, true
+	case *syntax.IndexExpr:
+		x, ok := cloneSimple(e.X)
+		if !ok {
+			return nil, false
+		}
+		y, ok := cloneSimple(e.Y)
+		if !ok {
+			return nil, false
+		}
+		return &syntax.IndexExpr{X: x, Lbrack: e.Lbrack, Y: y, Rbrack: e.Rbrack}, true
+	}
+	return nil, false
+}
