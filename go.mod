@@ -3,13 +3,13 @@ module metascript.dev/metascript
 go 1.26.8
 
 require (
+	github.com/dlclark/regexp2/v2 v2.5.2
+	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
 	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
 	k8s.io/apimachinery v0.37.2
 )
 
 require (
-	github.com/dlclark/regexp2/v2 v2.5.2 // indirect
-	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-sourcemap/sourcemap v2.1.3+incompatible // indirect

@@ -15,7 +15,9 @@ package javascript
 
 import (
 	"fmt"
-	"sort"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
@@ -25,9 +27,14 @@ import (
 	"metascript.dev/metascript/scripting"
 )
 
-// Compiler is the JavaScript scripting.Compiler. The zero value is ready to use and safe for
-// concurrent use.
-type Compiler struct{}
+// Compiler is the JavaScript scripting.Compiler. The zero value is ready to use, offers every
+// stdlib module, and is safe for concurrent use.
+type Compiler struct {
+	modules *moduleSet // nil: stdlib.All()
+}
+
+// NewCompiler returns a Compiler offering every stdlib module.
+func NewCompiler() Compiler { return Compiler{} }
 
 var _ scripting.Compiler = Compiler{}
 
@@ -38,41 +45,83 @@ func (Compiler) Language() scripting.Language { return scripting.JavaScript }
 // programs.
 func (Compiler) Version() string { return "goja-20260917113740-793a2a65c13b/adapter-1" }
 
-// Compile parses and compiles source as a sloppy-mode script named name. Syntax errors and
-// sources that exceed the complexity limits of checkSourceShape are returned as
-// *scripting.CompileError with a 1-based line and column.
-func (Compiler) Compile(name, source string) (scripting.Program, error) {
+// Compile parses and compiles source once. Syntax errors and sources that exceed the
+// complexity limits of checkSourceShape are returned as *scripting.CompileError with a
+// 1-based line and column.
+//
+// The source is compiled as the body of a function (wrapperPrefix ... wrapperSuffix) rather
+// than as a script: each call evaluates that function afresh, so top-level declarations are
+// new in every call, live in a closure rather than on the global object, and a top-level
+// let or const never collides with the previous call's. The prefix shares the first line
+// with the source, so lines are unchanged and only columns of line 1 are shifted back.
+func (c Compiler) Compile(name, source string) (scripting.Program, error) {
 	if err := checkSourceShape(source); err != nil {
 		err.File = name
 		return nil, err
 	}
-	// Source maps are disabled: the parser would otherwise read the file a
-	// sourceMappingURL comment names from the local file system.
+	// The source must be a valid script on its own: parse it unwrapped first, for errors
+	// located in the source as written and for its top-level declarations. Source maps are
+	// disabled: the parser would otherwise read the file a sourceMappingURL comment names.
 	astProg, err := parser.ParseFile(nil, name, source, 0, parser.WithDisableSourceMaps)
 	if err != nil {
 		return nil, parseError(name, err)
 	}
-	prg, err := goja.CompileAST(astProg, false)
-	if err != nil {
+	if _, err := goja.CompileAST(astProg, false); err != nil {
 		return nil, compileError(name, astProg.File, err)
 	}
-	p := &Program{name: name, prg: prg, lexical: map[string]*goja.Program{}}
-	if err := p.collectTopLevel(astProg); err != nil {
-		return nil, err
+	mods := c.modules
+	if mods == nil {
+		mods = defaultModules()
+	}
+	p := &Program{name: name, modules: mods}
+	bindings := p.collectTopLevel(astProg)
+	p.codeGenSyntax = usesGeneratorsOrAsync(astProg)
+
+	wrapped := wrapperPrefix + source + wrapperSuffix(bindings)
+	wast, err := parser.ParseFile(nil, name, wrapped, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		return nil, shiftFirstLine(parseError(name, err))
+	}
+	if p.prg, err = goja.CompileAST(wast, false); err != nil {
+		return nil, shiftFirstLine(compileError(name, wast.File, err))
 	}
 	return p, nil
+}
+
+// wrapperPrefix opens the function the source is compiled into; see Compile.
+const wrapperPrefix = "(function(){"
+
+// wrapperSuffix closes the function with an accessor of the top-level bindings: calling the
+// function runs the top-level code and returns a function from name to binding.
+func wrapperSuffix(bindings []string) string {
+	var b strings.Builder
+	b.WriteString("\n;return function($metascript$name){switch($metascript$name){")
+	for _, n := range bindings {
+		fmt.Fprintf(&b, "case %q:return %s;", n, n)
+	}
+	b.WriteString("}};})")
+	return b.String()
+}
+
+func shiftFirstLine(e *scripting.CompileError) *scripting.CompileError {
+	if e.Line == 1 {
+		e.Column = max(1, e.Column-len(wrapperPrefix))
+	}
+	return e
 }
 
 // Program is a compiled hook. It is immutable and safe for concurrent use.
 type Program struct {
 	name string
-	prg  *goja.Program
+	// prg evaluates to the wrapper function (see Compile).
+	prg *goja.Program
 	// functions lists top-level function declarations and top-level bindings initialised
-	// with a function, arrow function or class expression, sorted.
+	// with a function or arrow function expression, sorted.
 	functions []string
-	// lexical holds, for each top-level let/const/class name, a program that evaluates the
-	// name: such bindings live in the global lexical environment, not on the global object.
-	lexical map[string]*goja.Program
+	modules   *moduleSet
+	// codeGenSyntax records generator or async functions in the source: their prototypes'
+	// constructors compile strings and must then be disabled.
+	codeGenSyntax bool
 }
 
 var _ scripting.Program = (*Program)(nil)
@@ -84,57 +133,45 @@ func (*Program) Language() scripting.Language { return scripting.JavaScript }
 // and must not be modified.
 func (p *Program) Functions() []string { return p.functions }
 
-func (p *Program) collectTopLevel(prog *ast.Program) error {
+// collectTopLevel fills p.functions and returns every top-level binding name.
+func (p *Program) collectTopLevel(prog *ast.Program) []string {
+	var bindings []string
 	seen := map[string]bool{}
-	add := func(name string) {
+	bind := func(name string, isFunc bool) {
 		if !seen[name] {
 			seen[name] = true
+			bindings = append(bindings, name)
+		}
+		if isFunc && !slices.Contains(p.functions, name) {
 			p.functions = append(p.functions, name)
 		}
-	}
-	addLexical := func(name string) error {
-		getter, err := goja.Compile(p.name, name, false)
-		if err != nil {
-			return fmt.Errorf("javascript: compiling accessor for %q: %w", name, err)
-		}
-		p.lexical[name] = getter
-		return nil
 	}
 	for _, st := range prog.Body {
 		switch st := st.(type) {
 		case *ast.FunctionDeclaration:
 			if st.Function.Name != nil {
-				add(st.Function.Name.Name.String())
+				bind(st.Function.Name.Name.String(), true)
 			}
 		case *ast.ClassDeclaration:
 			if st.Class.Name != nil {
-				if err := addLexical(st.Class.Name.Name.String()); err != nil {
-					return err
-				}
+				bind(st.Class.Name.Name.String(), false)
 			}
 		case *ast.VariableStatement:
 			for _, b := range st.List {
-				if id, ok := b.Target.(*ast.Identifier); ok && isFunctionExpr(b.Initializer) {
-					add(id.Name.String())
+				if id, ok := b.Target.(*ast.Identifier); ok {
+					bind(id.Name.String(), isFunctionExpr(b.Initializer))
 				}
 			}
 		case *ast.LexicalDeclaration:
 			for _, b := range st.List {
-				id, ok := b.Target.(*ast.Identifier)
-				if !ok {
-					continue
-				}
-				if err := addLexical(id.Name.String()); err != nil {
-					return err
-				}
-				if isFunctionExpr(b.Initializer) {
-					add(id.Name.String())
+				if id, ok := b.Target.(*ast.Identifier); ok {
+					bind(id.Name.String(), isFunctionExpr(b.Initializer))
 				}
 			}
 		}
 	}
-	sort.Strings(p.functions)
-	return nil
+	slices.Sort(p.functions)
+	return bindings
 }
 
 func isFunctionExpr(e ast.Expression) bool {
@@ -145,6 +182,47 @@ func isFunctionExpr(e ast.Expression) bool {
 	return false
 }
 
+// usesGeneratorsOrAsync walks the syntax tree for generator and async functions.
+func usesGeneratorsOrAsync(prog *ast.Program) bool {
+	found := false
+	var walk func(v reflect.Value)
+	astPkg := reflect.TypeFor[ast.Program]().PkgPath()
+	walk = func(v reflect.Value) {
+		if found || !v.IsValid() {
+			return
+		}
+		switch v.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if v.IsNil() {
+				return
+			}
+			if fl, ok := v.Interface().(*ast.FunctionLiteral); ok && (fl.Async || fl.Generator) {
+				found = true
+				return
+			}
+			if al, ok := v.Interface().(*ast.ArrowFunctionLiteral); ok && al.Async {
+				found = true
+				return
+			}
+			walk(v.Elem())
+		case reflect.Struct:
+			if v.Type().PkgPath() != astPkg {
+				return
+			}
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		}
+	}
+	walk(reflect.ValueOf(prog))
+	return found
+}
 func parseError(name string, err error) *scripting.CompileError {
 	ce := &scripting.CompileError{Language: scripting.JavaScript, File: name, Msg: err.Error()}
 	var first *parser.Error
