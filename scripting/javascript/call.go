@@ -1,0 +1,363 @@
+package javascript
+
+import (
+	"context"
+		"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/stdlib"
+)
+
+// Call runs inv.Function on a fresh goja Runtime, on the calling goroutine, and returns its
+// result in the JSON shape.
+//
+// Isolation. Every call gets a new Runtime: the compiled program is shared, but globals,
+// module-level variables, globalThis and every built-in object and prototype are new, so
+// nothing a call writes is visible to any other. goja cannot reset a used Runtime reliably:
+// a hook can freeze or make non-configurable any built-in, reach hidden intrinsics (iterator
+// and generator prototypes) and register symbols, and none of that can be undone. A fresh
+// Runtime costs about 2 µs because goja builds built-ins lazily, less than any reset that
+// walks the built-ins; see BenchmarkRuntimeSetup.
+//
+// Budgets (b is inv.Budget with zero fields taken from scripting.DefaultBudget):
+//
+//   - Timeout and ctx interrupt the Runtime; goja stops at its next instruction. A Go
+//     built-in already running is not interrupted and finishes first: the amplifying ones
+//     are size-checked (guard.go) and backtracking regular expressions time out, but a
+//     built-in looping over a huge sparse length (Array.from({length: 1e9})) can hold the
+//     call past its deadline and allocate past its memory budget. Such loops are the
+//     known gap of this budget (see guard.go).
+//   - MaxStackDepth is goja's call-stack limit, exact.
+//   - MaxMemory: pre-allocation checks on amplifying built-ins (guard.go) plus the
+//     scripting allocation watchdog, which interrupts the Runtime.
+//   - MaxOutputBytes and MaxOutputObjects are charged while the result is converted.
+//
+// Budget errors cannot be caught by the hook: they are goja interrupts, not exceptions.
+func (p *Program) Call(ctx context.Context, inv scripting.Invocation) (any, error) {
+	b := inv.Budget.WithDefaults(scripting.DefaultBudget)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("javascript hook %s: %w", p.name, context.Cause(ctx))
+	}
+	cs := &callState{p: p, ctx: ctx, budget: b, log: inv.Log, now: inv.Now}
+	if cs.now == nil {
+		cs.now = time.Now
+	}
+	cs.started = time.Now()
+	timer := time.AfterFunc(b.Timeout, func() { cs.stop(reasonTimeout) })
+	var stopCtx func() bool
+	if ctx.Done() != nil {
+		stopCtx = context.AfterFunc(ctx, func() { cs.stop(reasonContext) })
+	}
+	res, err := cs.run(inv)
+	timer.Stop()
+	if stopCtx != nil {
+		stopCtx()
+	}
+	return res, err
+}
+
+// Reasons an invocation was interrupted; the first one wins.
+const (
+	reasonNone int32 = iota
+	reasonTimeout
+	reasonMemory
+	reasonContext
+	reasonRefused // a guard refused an allocation; see callState.refused
+)
+
+// interruptValue is what the Runtime is interrupted with; only its type matters.
+type interruptValue struct{ reason int32 }
+
+func (v interruptValue) Error() string { return "interrupted" }
+
+// callState is the execution state of one invocation. Its fields other than reason and
+// memUsed are used only by the goroutine running the hook.
+type callState struct {
+	p      *Program
+	ctx    context.Context
+	budget scripting.Budget
+	log    *slog.Logger
+	now    func() time.Time
+
+	rt      *goja.Runtime
+	watch   *scripting.MemoryWatch
+	env     *stdlib.Env // made on first stdlib call
+	// globalOrig is the Runtime's own global object, which the hook cannot write.
+	globalOrig *goja.Object
+	// noCodeGen replaces Function and the constructors that compile strings.
+	noCodeGen *goja.Object
+	// global is the hook's global object (see globalObject).
+	global *goja.Object
+	// modules holds the stdlib module objects made so far.
+	modules map[string]goja.Value
+	started time.Time
+
+	reason  atomic.Int32
+	rtReady atomic.Pointer[goja.Runtime] // set once rt may be interrupted
+	memUsed atomic.Int64
+	refused *scripting.BudgetError
+
+	// joinDepth guards the recursion of Array.prototype.join through nested arrays.
+	joinDepth int
+}
+
+// stop interrupts the invocation for reason. Safe from any goroutine.
+func (cs *callState) stop(reason int32) {
+	if cs.reason.CompareAndSwap(reasonNone, reason) {
+		if rt := cs.rtReady.Load(); rt != nil {
+			rt.Interrupt(interruptValue{reason})
+		}
+	}
+}
+
+// refuse records a guard's refusal and interrupts the Runtime: the built-in returns, and
+// goja stops before the next instruction, so the hook cannot catch the refusal.
+func (cs *callState) refuse(be *scripting.BudgetError) goja.Value {
+	if cs.refused == nil {
+		cs.refused = be
+	}
+	if cs.reason.CompareAndSwap(reasonNone, reasonRefused) {
+		cs.rt.Interrupt(interruptValue{reasonRefused})
+	}
+	return goja.Undefined()
+}
+
+// reserve is the pre-allocation check of guarded built-ins: it reports whether n more bytes
+// may be allocated, refusing (and interrupting) otherwise.
+func (cs *callState) reserve(n int64) bool {
+	if err := cs.watch.Reserve(scripting.JavaScript, n); err != nil {
+		cs.refuse(err.(*scripting.BudgetError))
+		return false
+	}
+	return true
+}
+
+// run makes the Runtime, runs the top-level code, calls the function and converts its
+// result. It recovers every panic, so that a bug or an unexpected goja panic becomes an
+// error rather than a crash.
+func (cs *callState) run(inv scripting.Invocation) (res any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, cs.mapError(v)
+		}
+		if cs.watch != nil {
+			cs.watch.Stop()
+		}
+	}()
+	rt := goja.New()
+	cs.rt = rt
+	rt.SetMaxCallStackSize(cs.budget.MaxStackDepth)
+	rt.SetTimeSource(cs.now)
+	cs.installSandbox()
+	cs.watch = scripting.StartMemoryWatch(cs.budget.MaxMemory, func(used int64) {
+		cs.memUsed.Store(used)
+		cs.stop(reasonMemory)
+	})
+	cs.rtReady.Store(rt)
+	if r := cs.reason.Load(); r != reasonNone {
+		// Stopped before the Runtime could be interrupted.
+		rt.Interrupt(interruptValue{r})
+	}
+
+	wrapper, err := rt.RunProgram(cs.p.prg)
+	if err != nil {
+		return nil, cs.mapError(err)
+	}
+	fn, err := cs.lookup(wrapper, inv.Function)
+	if err != nil {
+		return nil, err
+	}
+	req := cs.newRequest(inv.Request)
+	v, err := fn(goja.Undefined(), req)
+	if err != nil {
+		return nil, cs.mapError(err)
+	}
+	c := newConverter(cs)
+	out, err := c.convert(v)
+	if err != nil {
+		return nil, cs.mapError(err)
+	}
+	if r := cs.reason.Load(); r != reasonNone {
+		// Stopped during conversion without running script code, which would have raised
+		// the interrupt: report the budget all the same.
+		return nil, cs.mapError(&goja.InterruptedError{})
+	}
+	return out, nil
+}
+
+// lookup finds the top-level binding name: it evaluates the wrapper function (running the
+// hook's top-level code) and asks the accessor it returns; a name the source does not
+// declare is looked up on the global object, for hooks that assign globalThis.sync.
+func (cs *callState) lookup(wrapper goja.Value, name string) (goja.Callable, error) {
+	w, ok := goja.AssertFunction(wrapper)
+	if !ok {
+		return nil, &scripting.RuntimeError{Language: scripting.JavaScript, Msg: "internal error: hook wrapper is not a function"}
+	}
+	acc, err := w(goja.Undefined())
+	if err != nil {
+		return nil, cs.mapError(err)
+	}
+	get, ok := goja.AssertFunction(acc)
+	if !ok {
+		return nil, &scripting.RuntimeError{Language: scripting.JavaScript,
+			Msg: fmt.Sprintf("top-level code of %s returned early: a hook's top level must not return", cs.p.name)}
+	}
+	v, err := get(goja.Undefined(), cs.rt.ToValue(name))
+	if err != nil {
+		return nil, cs.mapError(err)
+	}
+	if v == nil || goja.IsUndefined(v) {
+		v = cs.global.Get(name)
+	}
+	if v == nil || goja.IsUndefined(v) {
+		return nil, &scripting.RuntimeError{Language: scripting.JavaScript,
+			Msg: fmt.Sprintf("function %q is not defined in %s (top-level functions: %s)", name, cs.p.name, strings.Join(cs.p.functions, ", "))}
+	}
+	fn, ok := goja.AssertFunction(v)
+	if !ok {
+		return nil, &scripting.RuntimeError{Language: scripting.JavaScript,
+			Msg: fmt.Sprintf("%q in %s is %s, not a function", name, cs.p.name, describe(v))}
+	}
+	return fn, nil
+}
+
+func (cs *callState) stdlibEnv() *stdlib.Env {
+	if cs.env == nil {
+		cs.env = &stdlib.Env{Now: cs.now, Log: cs.log}
+	}
+	return cs.env
+}
+
+// budgetError reports budget with what was used, located at stack.
+func (cs *callState) budgetError(budget string, stack []scripting.Frame) *scripting.BudgetError {
+	e := &scripting.BudgetError{Language: scripting.JavaScript, Budget: budget, Stack: stack}
+	switch budget {
+	case scripting.BudgetTimeout:
+		e.Limit, e.Used, e.Unit = int64(cs.budget.Timeout), int64(time.Since(cs.started)), "ns"
+	case scripting.BudgetMemory:
+		e.Limit, e.Used, e.Unit = cs.budget.MaxMemory, cs.memUsed.Load(), "bytes"
+	case scripting.BudgetStackDepth:
+		e.Limit, e.Used, e.Unit = int64(cs.budget.MaxStackDepth), int64(cs.budget.MaxStackDepth)+1, "frames"
+	}
+	return e
+}
+
+// mapError turns what goja returned or panicked with into the scripting error types.
+func (cs *callState) mapError(v any) error {
+	var stack []scripting.Frame
+	if st, ok := v.(interface{ Stack() []goja.StackFrame }); ok {
+		stack = frames(st.Stack())
+	}
+	switch e := v.(type) {
+	case *goja.InterruptedError, *goja.StackOverflowError:
+		if _, ok := e.(*goja.StackOverflowError); ok {
+			return cs.budgetError(scripting.BudgetStackDepth, stack)
+		}
+		switch cs.reason.Load() {
+		case reasonTimeout:
+			return cs.budgetError(scripting.BudgetTimeout, stack)
+		case reasonMemory:
+			return cs.budgetError(scripting.BudgetMemory, stack)
+		case reasonRefused:
+			be := *cs.refused
+			be.Stack = stack
+			return &be
+		case reasonContext:
+			return fmt.Errorf("javascript hook %s: %w", cs.p.name, context.Cause(cs.ctx))
+		}
+		return &scripting.RuntimeError{Language: scripting.JavaScript, Msg: "interrupted", Stack: stack}
+	case *goja.Exception:
+		return cs.thrown(e, stack)
+	case *scripting.OutputError, *scripting.BudgetError, *scripting.RuntimeError:
+		return e.(error)
+	case *goja.CompilerSyntaxError:
+		return &scripting.RuntimeError{Language: scripting.JavaScript, Msg: e.Error(), Stack: stack}
+	}
+	if be := cs.refused; be != nil {
+		return be
+	}
+	return &scripting.RuntimeError{Language: scripting.JavaScript, Msg: fmt.Sprintf("internal error: %v", v), Stack: stack}
+}
+
+// thrown describes an uncaught exception: an Error by its name and message, any other value
+// by its JSON shape, kept in Thrown.
+func (cs *callState) thrown(ex *goja.Exception, stack []scripting.Frame) error {
+	re := &scripting.RuntimeError{Language: scripting.JavaScript, Stack: stack}
+	val := ex.Value()
+	if obj, ok := val.(*goja.Object); ok && obj.ClassName() == "Error" {
+		re.Msg = safeString(cs.rt, val)
+		return re
+	}
+	c := newConverter(cs)
+	if thrown, err := c.convert(val); err == nil {
+		re.Thrown = thrown
+		re.Msg = "uncaught exception: " + describeThrown(thrown)
+	} else {
+		re.Msg = "uncaught exception: " + safeString(cs.rt, val)
+	}
+	return re
+}
+
+// safeString is v's string conversion, or a description of v if that conversion throws.
+func safeString(rt *goja.Runtime, v goja.Value) (s string) {
+	if ex := rt.Try(func() { s = v.String() }); ex != nil {
+		s = describe(v)
+	}
+	return s
+}
+
+func describeThrown(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", v)
+	case nil:
+		return "null"
+	case map[string]any:
+		return fmt.Sprintf("object with %d keys", len(v))
+	case []any:
+		return fmt.Sprintf("array of %d elements", len(v))
+	}
+	return fmt.Sprint(v)
+}
+
+// frames converts a goja stack (innermost first) to scripting frames, leaving out native
+// frames, which have no position.
+func frames(st []goja.StackFrame) []scripting.Frame {
+	out := make([]scripting.Frame, 0, len(st))
+	for i := range st {
+		f := &st[i]
+		pos := f.Position()
+		if pos.Line == 0 {
+			continue
+		}
+		name := f.FuncName()
+		if name == "" {
+			name = "<top level>"
+		}
+		out = append(out, scripting.Frame{Function: name, File: f.SrcName(), Line: pos.Line, Column: pos.Column})
+	}
+	return out
+}
+
+// describe names the type of a JavaScript value for error messages.
+func describe(v goja.Value) string {
+	switch {
+	case v == nil || goja.IsUndefined(v):
+		return "undefined"
+	case goja.IsNull(v):
+		return "null"
+	}
+	if o, ok := v.(*goja.Object); ok {
+		if _, ok := goja.AssertFunction(o); ok {
+			return "a function"
+		}
+		return "a " + o.ClassName()
+	}
+	return "a " + v.ExportType().String()
+}

@@ -1,0 +1,321 @@
+package javascript
+
+import (
+	"math"
+	"time"
+
+	"github.com/dlclark/regexp2/v2"
+	"github.com/dop251/goja"
+
+)
+
+// Pre-allocation checks. goja's built-ins run as Go code that the allocation watchdog cannot
+// interrupt, so the ones whose result can be far larger than their inputs are wrapped, per
+// Runtime, by a check that asks the memory budget (scripting.MemoryWatch.Reserve) before the
+// original runs:
+//
+//	String.prototype.repeat          count × length
+//	String.prototype.padStart/padEnd target length
+//	Array(n), new Array(n)           n elements (goja allocates lazily; refused early anyway)
+//	Array.prototype.fill             the filled range
+//	Array.prototype.join (toString)  the joined length, nested arrays included
+//	String.prototype.replace(All)    with a string replacement: matches × replacement
+//	JSON.parse                       nesting depth of the text (goja recurses per level)
+//
+// A refusal stops the hook with a *scripting.BudgetError (it cannot be caught). Growth by
+// repeated concatenation (s += s) is left to the watchdog: each step is a separate
+// instruction, and goja checks for interrupts between instructions.
+//
+// Regular expressions that need backtracking (backreferences, lookaround) run on regexp2,
+// whose matching cannot be interrupted either: its timeout is set to RegexpTimeout, after
+// which the match fails (no match), so a catastrophic pattern holds a CPU for at most that
+// long per match call.
+
+// bytesPerElement is what one array element costs at least (a goja.Value interface).
+const bytesPerElement = 16
+
+// MaxJSONParseDepth bounds the nesting of text given to JSON.parse.
+const MaxJSONParseDepth = 1000
+
+// maxJoinDepth bounds the nesting of arrays joined into one string.
+const maxJoinDepth = 1000
+
+// RegexpTimeout bounds one backtracking regular-expression match.
+const RegexpTimeout = 250 * time.Millisecond
+
+func init() {
+	// Process-wide: regexp2 is used only by goja here.
+	regexp2.DefaultMatchTimeout = RegexpTimeout
+}
+
+// wrap replaces o[name] by a function that runs check, which calls orig (the built-in) if
+// the call may proceed.
+func (cs *callState) wrap(o *goja.Object, name string, check func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
+	orig, ok := goja.AssertFunction(o.Get(name))
+	if !ok {
+		return
+	}
+	fn := cs.rt.ToValue(func(call goja.FunctionCall) goja.Value { return check(orig, call) })
+	must(o.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+}
+
+// call calls a built-in from a wrapper, passing its exception on.
+func call(orig goja.Callable, this goja.Value, args ...goja.Value) goja.Value {
+	v, err := orig(this, args...)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// installGuards wraps the amplifying methods of String.prototype and Array.prototype, which
+// a hook reaches from any string or array. Array and JSON are wrapped when the hook first
+// names them (guardedArray, guardedJSON).
+func (cs *callState) installGuards() {
+	rt := cs.rt
+	wrap := cs.wrap
+	// Reached through instances rather than String and Array, which goja would build.
+	stringProto := rt.ToValue("").ToObject(rt).Prototype()
+	arrayProto := rt.NewArray().Prototype()
+
+	wrap(stringProto, "repeat", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		s, ok := thisString(c.This)
+		if !ok {
+			return call(orig, c.This, c.Arguments...)
+		}
+		n := c.Argument(0).ToNumber()
+		count := n.ToFloat()
+		if count > 0 && !math.IsInf(count, 0) && !cs.reserve(int64(float64(len(s.String()))*math.Floor(count))) {
+			return goja.Undefined()
+		}
+		return call(orig, s, n)
+	})
+	pad := func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		s, ok := thisString(c.This)
+		if !ok {
+			return call(orig, c.This, c.Arguments...)
+		}
+		n := c.Argument(0).ToNumber()
+		if l := n.ToFloat(); l > 0 && !cs.reserve(int64(math.Min(l, math.MaxInt64/2))) {
+			return goja.Undefined()
+		}
+		args := []goja.Value{n}
+		if len(c.Arguments) > 1 {
+			args = append(args, c.Arguments[1])
+		}
+		return call(orig, s, args...)
+	}
+	wrap(stringProto, "padStart", pad)
+	wrap(stringProto, "padEnd", pad)
+
+	wrap(arrayProto, "fill", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		if o, ok := c.This.(*goja.Object); ok {
+			l := toLength(o.Get("length"))
+			start := relIndex(c.Argument(1), l, 0)
+			end := relIndex(c.Argument(2), l, l)
+			if end > start && !cs.reserve((end-start)*bytesPerElement) {
+				return goja.Undefined()
+			}
+		}
+		return call(orig, c.This, c.Arguments...)
+	})
+	wrap(arrayProto, "join", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		if o, ok := c.This.(*goja.Object); ok {
+			sep := 1
+			if s := c.Argument(0); !goja.IsUndefined(s) {
+				sep = len(s.String())
+			}
+			cs.joinDepth++
+			defer func() { cs.joinDepth-- }()
+			if cs.joinDepth > maxJoinDepth {
+				panic(rt.NewTypeError("Array.prototype.join: arrays nest deeper than %d levels", maxJoinDepth))
+			}
+			if !cs.reserve(joinSize(rt, o, int64(sep), 0)) {
+				return goja.Undefined()
+			}
+		}
+		return call(orig, c.This, c.Arguments...)
+	})
+	replace := func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		s, ok := thisString(c.This)
+		repl := c.Argument(1)
+		if ok && goja.IsString(repl) {
+			// At most one match per position plus one; '$&' and friends can expand to the
+			// whole input.
+			r := repl.String()
+			n := int64(len(s.String()))
+			dollars := int64(0)
+			for i := 0; i < len(r); i++ {
+				if r[i] == '$' {
+					dollars++
+				}
+			}
+			per := int64(len(r)) + dollars*n
+			if per > 0 && !cs.reserve(satMul(n+1, per)+n) {
+				return goja.Undefined()
+			}
+		}
+		return call(orig, c.This, c.Arguments...)
+	}
+	wrap(stringProto, "replace", replace)
+	wrap(stringProto, "replaceAll", replace)
+
+}
+
+// guardedJSON wraps JSON.parse of the Runtime's JSON object and returns the object.
+func (cs *callState) guardedJSON(jsonObj *goja.Object) goja.Value {
+	rt := cs.rt
+	cs.wrap(jsonObj, "parse", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		text := c.Argument(0).ToString()
+		if d := jsonDepth(text.String()); d > MaxJSONParseDepth {
+			panic(rt.NewTypeError("JSON.parse: text nests deeper than %d levels", MaxJSONParseDepth))
+		}
+		args := append([]goja.Value{text}, c.Arguments[min(1, len(c.Arguments)):]...)
+		return call(orig, c.This, args...)
+	})
+	return jsonObj
+}
+
+// guardedArray returns a proxy of the Array constructor that checks Array(n) and new
+// Array(n) against the memory budget; the proxy keeps Array.prototype, Array.isArray,
+// instanceof and subclassing intact.
+func (cs *callState) guardedArray(arrayCtor *goja.Object) goja.Value {
+	rt := cs.rt
+	checkLength := func(args []goja.Value) bool {
+		if len(args) == 1 {
+			if n := args[0].ToNumber().ToFloat(); n > 0 && !math.IsNaN(n) {
+				return cs.reserve(int64(math.Min(n, math.MaxInt64/bytesPerElement)) * bytesPerElement)
+			}
+		}
+		return true
+	}
+	var proxyObj *goja.Object
+	proxy := rt.NewProxy(arrayCtor, &goja.ProxyTrapConfig{
+		Apply: func(target *goja.Object, this goja.Value, args []goja.Value) goja.Value {
+			if !checkLength(args) {
+				return goja.Undefined()
+			}
+			f, _ := goja.AssertFunction(target)
+			return call(f, this, args...)
+		},
+		Construct: func(target *goja.Object, args []goja.Value, newTarget *goja.Object) *goja.Object {
+			if !checkLength(args) {
+				return rt.NewObject()
+			}
+			if newTarget == nil || newTarget == proxyObj {
+				newTarget = target
+			}
+			items := make([]any, len(args))
+			for i, a := range args {
+				items[i] = a
+			}
+			reflectConstruct, _ := goja.AssertFunction(cs.rt.GlobalObject().Get("Reflect").(*goja.Object).Get("construct"))
+			return call(reflectConstruct, goja.Undefined(), target, rt.NewArray(items...), newTarget).(*goja.Object)
+		},
+	})
+	proxyObj = rt.ToValue(proxy).(*goja.Object)
+	return proxyObj
+}
+
+// thisString returns this converted to a string primitive, unless this is null or
+// undefined (the original then throws its own TypeError).
+func thisString(this goja.Value) (goja.Value, bool) {
+	if this == nil || goja.IsUndefined(this) || goja.IsNull(this) {
+		return nil, false
+	}
+	return this.ToString(), true
+}
+
+func toLength(v goja.Value) int64 {
+	f := v.ToFloat()
+	if math.IsNaN(f) || f <= 0 {
+		return 0
+	}
+	return int64(math.Min(f, 1<<53-1))
+}
+
+// relIndex is the spec's relative index: negative values count from the end, clamped to
+// [0, l]; undefined means def.
+func relIndex(v goja.Value, l, def int64) int64 {
+	if goja.IsUndefined(v) {
+		return def
+	}
+	f := v.ToFloat()
+	if math.IsNaN(f) {
+		return 0
+	}
+	if f < 0 {
+		return int64(math.Max(float64(l)+math.Trunc(f), 0))
+	}
+	return int64(math.Min(math.Trunc(f), float64(l)))
+}
+
+// joinSize estimates the length of o.join(sep): exact for strings and numbers, recursive
+// for nested arrays (goja returns "" for a cycle), a small constant for other objects (whose
+// toString runs script code, interruptible by the watchdog).
+func joinSize(rt *goja.Runtime, o *goja.Object, sep int64, depth int) int64 {
+	l := toLength(o.Get("length"))
+	if depth > maxJoinDepth {
+		return 0
+	}
+	total := satMul(l, sep)
+	var elems []goja.Value
+	if o.ClassName() != "Array" || l > 1<<24 {
+		// Not a plain array, or holes the original will walk: charge the separators only.
+		return total
+	}
+	if err := rt.ExportTo(o, &elems); err != nil {
+		return total
+	}
+	for _, e := range elems {
+		switch {
+		case e == nil || goja.IsUndefined(e) || goja.IsNull(e):
+		case goja.IsString(e):
+			total += int64(len(e.String()))
+		case isArrayObject(e):
+			total += joinSize(rt, e.(*goja.Object), 1, depth+1)
+		default:
+			total += 24
+		}
+		if total < 0 {
+			return math.MaxInt64
+		}
+	}
+	return total
+}
+
+func isArrayObject(v goja.Value) bool {
+	o, ok := v.(*goja.Object)
+	return ok && o.ClassName() == "Array"
+}
+
+func satMul(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+// jsonDepth is the maximum nesting of brackets in JSON text, outside strings.
+func jsonDepth(s string) int {
+	depth, maxDepth := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[', '{':
+			depth++
+			maxDepth = max(maxDepth, depth)
+		case ']', '}':
+			depth--
+		case '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return maxDepth
+}
