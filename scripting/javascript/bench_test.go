@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"testing"
+
+	"github.com/dop251/goja"
 
 	"metascript.dev/metascript/scripting"
 )
 
-// goSync is the floor: bench_sync.js written in Go over the same JSON-shaped values.
+// goSync is the floor: testdata/bench_sync.js written in Go over the same JSON-shaped
+// values (the same logic as the Starlark adapter's floor).
 func goSync(req map[string]any) map[string]any {
 	parent := req["parent"].(map[string]any)
 	meta := parent["metadata"].(map[string]any)
@@ -54,7 +58,7 @@ func benchRequest(n int) map[string]any {
 	}
 }
 
-func BenchmarkSync(b *testing.B) {
+func compileBench(b testing.TB) scripting.Program {
 	src, err := os.ReadFile("testdata/bench_sync.js")
 	if err != nil {
 		b.Fatal(err)
@@ -64,6 +68,28 @@ func BenchmarkSync(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return prog
+}
+
+// TestBenchSyncMatchesGo keeps the benchmark honest: both implementations return the same.
+func TestBenchSyncMatchesGo(t *testing.T) {
+	prog := compileBench(t)
+	for _, n := range []int{0, 10, 1000} {
+		req := benchRequest(n)
+		got, err := prog.Call(context.Background(), scripting.Invocation{Function: "sync", Request: req})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := goSync(req); !reflect.DeepEqual(got, any(want)) {
+			t.Fatalf("children=%d: javascript and Go differ:\n%v\n%v", n, got, want)
+		}
+	}
+}
+
+// BenchmarkSync compares the Go floor with the same logic in JavaScript through the public
+// scripting API, conversion included.
+func BenchmarkSync(b *testing.B) {
+	prog := compileBench(b)
 	for _, n := range []int{10, 1000} {
 		req := benchRequest(n)
 		b.Run(fmt.Sprintf("go/children=%d", n), func(b *testing.B) {
@@ -81,5 +107,122 @@ func BenchmarkSync(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRuntimeSetup measures what isolation costs per call: a bare goja.New, a Runtime
+// prepared with the sandbox and guards as Call prepares it, and, for comparison, what an
+// unsafe reuse of one Runtime would cost per call (a new global overlay and module scope
+// only: built-in prototypes would carry over, which is why Call does not do this).
+func BenchmarkRuntimeSetup(b *testing.B) {
+	b.Run("goja.New", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			goja.New()
+		}
+	})
+	prog, err := NewCompiler().Compile("x.js", "function sync(r) { return {} }")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := prog.(*Program)
+	b.Run("fresh+sandbox", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			cs := &callState{p: p, budget: scripting.DefaultBudget}
+			cs.rt = goja.New()
+			cs.installSandbox()
+		}
+	})
+	b.Run("fresh+sandbox+call", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			cs := &callState{p: p, budget: scripting.DefaultBudget}
+			cs.rt = goja.New()
+			cs.installSandbox()
+			callOnce(b, cs)
+		}
+	})
+	b.Run("unsafe-reuse+call", func(b *testing.B) {
+		b.ReportAllocs()
+		cs := &callState{p: p, budget: scripting.DefaultBudget}
+		cs.rt = goja.New()
+		cs.installSandbox()
+		orig := cs.globalOrig
+		for b.Loop() {
+			g := &globalObject{cs: cs, orig: orig}
+			cs.global = cs.rt.NewDynamicObject(g)
+			g.self = cs.global
+			cs.rt.SetGlobalObject(cs.global)
+			callOnce(b, cs)
+		}
+	})
+}
+
+func callOnce(b *testing.B, cs *callState) {
+	wrapper, err := cs.rt.RunProgram(cs.p.prg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fn, err := cs.lookup(wrapper, "sync")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := fn(goja.Undefined(), cs.newRequest(nil)); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkCallOverhead is the fixed cost of one call: a hook that returns an empty object.
+func BenchmarkCallOverhead(b *testing.B) {
+	prog, err := NewCompiler().Compile("empty.js", "function sync(request) { return {} }")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	req := benchRequest(10)
+	for b.Loop() {
+		if _, err := prog.Call(context.Background(), scripting.Invocation{Function: "sync", Request: req}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkConvert measures result conversion alone, on the value bench_sync.js returns.
+func BenchmarkConvert(b *testing.B) {
+	src, err := os.ReadFile("testdata/bench_sync.js")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := NewCompiler().Compile("bench_sync.js", string(src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{10, 1000} {
+		cs := &callState{p: p.(*Program), budget: scripting.DefaultBudget}
+		cs.rt = goja.New()
+		cs.installSandbox()
+		cs.watch = scripting.StartMemoryWatch(0, nil)
+		wrapper, err := cs.rt.RunProgram(cs.p.prg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fn, err := cs.lookup(wrapper, "sync")
+		if err != nil {
+			b.Fatal(err)
+		}
+		v, err := fn(goja.Undefined(), cs.newRequest(benchRequest(n)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("children=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := newConverter(cs).convert(v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		cs.watch.Stop()
 	}
 }

@@ -2,367 +2,234 @@ package javascript
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
-	"github.com/dop251/goja/parser"
 
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/stdlib"
 )
 
-// program is compiled source. It is immutable; goja programs may run in many Runtimes at
-// once.
-type program struct {
-	name      string
-	prog      *goja.Program
-	functions []string
-}
-
-func (p *program) Language() scripting.Language { return scripting.JavaScript }
-
-func (p *program) Functions() []string { return slices.Clone(p.functions) }
-
-// Call runs the top level and then inv.Function on a new goja.Runtime, and converts the
-// result. Budgets (see scripting.Budget):
+// Call runs inv.Function on a fresh goja Runtime, on the calling goroutine, and returns its
+// result in the JSON shape.
 //
-//   - Timeout and ctx interrupt the Runtime; it stops at its next instruction, so a Go
-//     built-in that is already running finishes first (the built-ins that can run long or
-//     allocate much in one call are bounded by the checks in guard.go).
-//   - MaxSteps does not apply: goja counts no steps.
-//   - MaxStackDepth is goja's call stack limit, exact; it counts native frames too.
-//   - MaxMemory: pre-allocation checks on amplifying built-ins (guard.go) plus the scripting
-//     allocation watchdog, which interrupts the Runtime.
+// Isolation. Every call gets a new Runtime: the compiled program is shared, but globals,
+// module-level variables, globalThis and every built-in object and prototype are new, so
+// nothing a call writes is visible to any other. Runtimes are not pooled because goja cannot
+// reset a used one reliably: a hook can freeze a built-in or make its properties
+// non-configurable, change the prototype of hidden intrinsics (iterator and generator
+// prototypes) and register symbols, and none of that can be undone or cheaply detected.
+// Pooling would instead need every intrinsic frozen up front, which breaks ordinary code
+// (`this.name = ...` in an Error subclass fails on a frozen Error.prototype). A fresh
+// Runtime is cheap because goja builds built-ins lazily: goja.New is 1-2 µs, the sandbox
+// and guards about 15 µs (BenchmarkRuntimeSetup), dominated by the function objects of the
+// guarded built-ins; each built-in a hook first uses in a call costs about 1 µs more. What is
+// pooled is what is immutable: the compiled program and the indexed stdlib modules.
+//
+// Budgets (b is inv.Budget with zero fields taken from scripting.DefaultBudget):
+//
+//   - Timeout and ctx interrupt the Runtime; goja stops at its next instruction. A Go
+//     built-in already running is not interrupted and finishes first: the amplifying ones
+//     are size-checked (guard.go) and backtracking regular expressions time out, but a
+//     built-in looping over a huge sparse length (Array.from({length: 1e9})) can hold the
+//     call past its deadline and allocate past its memory budget. Such loops are the
+//     known gap of this budget (see guard.go).
+//   - MaxStackDepth is goja's call-stack limit, exact.
+//   - MaxMemory: pre-allocation checks on amplifying built-ins (guard.go) plus the
+//     scripting allocation watchdog, which interrupts the Runtime.
 //   - MaxOutputBytes and MaxOutputObjects are charged while the result is converted.
 //
-// The timer and the watch stay armed while the result is converted, since reading a
-// property may run a getter.
-//
-// Why a new Runtime per call: correctness first. A pooled Runtime would have to undo
-// whatever a hook did to its global object, global lexical scope, built-in objects and
-// their prototypes; goja offers no such reset. goja builds built-ins lazily, so a new
-// Runtime costs about 3 µs, and the top level of a typical hook (function declarations)
-// well under that.
-func (p *program) Call(ctx context.Context, inv scripting.Invocation) (any, error) {
+// Budget errors cannot be caught by the hook: they are goja interrupts, not exceptions.
+func (p *Program) Call(ctx context.Context, inv scripting.Invocation) (any, error) {
 	b := inv.Budget.WithDefaults(scripting.DefaultBudget)
-	cs := newCallState(p, b, inv)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("javascript hook %s: %w", p.name, context.Cause(ctx))
+	}
+	cs := &callState{p: p, ctx: ctx, budget: b, log: inv.Log, now: inv.Now}
+	if cs.now == nil {
+		cs.now = time.Now
+	}
+	cs.started = time.Now()
+	timer := time.AfterFunc(b.Timeout, func() { cs.stop(reasonTimeout) })
 	var stopCtx func() bool
 	if ctx.Done() != nil {
 		stopCtx = context.AfterFunc(ctx, func() { cs.stop(reasonContext) })
 	}
-	v, err := cs.invoke(inv.Function, inv.Request)
+	res, err := cs.run(inv)
+	timer.Stop()
 	if stopCtx != nil {
 		stopCtx()
 	}
-	cs.finish()
-	if err != nil && cs.reason.Load() == reasonContext {
-		return nil, fmt.Errorf("javascript hook %s: %w", p.name, context.Cause(ctx))
-	}
-	return v, err
+	return res, err
 }
 
-// Reasons a Runtime was interrupted.
+// Reasons an invocation was interrupted; the first one wins.
 const (
 	reasonNone int32 = iota
 	reasonTimeout
 	reasonMemory
 	reasonContext
-	reasonDone // the call returned; later stops are ignored
+	reasonRefused // a guard refused an allocation; see callState.refused
 )
 
-var reasonText = [...]string{"", "timeout", "memory budget exhausted", "context cancelled", ""}
+// interruptValue is what the Runtime is interrupted with; only its type matters.
+type interruptValue struct{ reason int32 }
 
-// callState is the execution state of one invocation (or of one top-level run at compile
-// time): its Runtime, its armed budgets and the request views. It is used by the goroutine
-// running the hook, except stop, which the timer, the watchdog and ctx call.
+func (v interruptValue) Error() string { return "interrupted" }
+
+// callState is the execution state of one invocation. Its fields other than reason and
+// memUsed are used only by the goroutine running the hook.
 type callState struct {
-	prog   *program
+	p      *Program
+	ctx    context.Context
 	budget scripting.Budget
 	log    *slog.Logger
 	now    func() time.Time
-	env    *stdlib.Env // made on first stdlib call
 
-	rt      *goja.Runtime
+	rt    *goja.Runtime
+	watch *scripting.MemoryWatch
+	env   *stdlib.Env // made on first stdlib call
+	// globalOrig is the Runtime's own global object, which the hook cannot write.
+	globalOrig *goja.Object
+	// noCodeGen replaces Function and the constructors that compile strings.
+	noCodeGen *goja.Object
+	// global is the hook's global object (see globalObject).
+	global *goja.Object
+	// modules holds the stdlib module objects made so far.
+	modules map[string]goja.Value
 	started time.Time
-	timer   *time.Timer
-	watch   *scripting.MemoryWatch
-
-	watchStopped bool
 
 	reason  atomic.Int32
+	rtReady atomic.Pointer[goja.Runtime] // set once rt may be interrupted
 	memUsed atomic.Int64
+	refused *scripting.BudgetError
+
+	// joinDepth guards the recursion of Array.prototype.join through nested arrays.
+	joinDepth int
 }
 
-// newCallState makes the Runtime with its sandbox and arms the timeout and the memory
-// watch.
-func newCallState(p *program, b scripting.Budget, inv scripting.Invocation) *callState {
-	cs := &callState{prog: p, budget: b, log: inv.Log, now: inv.Now}
-	if cs.now == nil {
-		cs.now = time.Now
+// stop interrupts the invocation for reason. Safe from any goroutine.
+func (cs *callState) stop(reason int32) {
+	if cs.reason.CompareAndSwap(reasonNone, reason) {
+		if rt := cs.rtReady.Load(); rt != nil {
+			rt.Interrupt(interruptValue{reason})
+		}
 	}
+}
+
+// refuse records a guard's refusal, interrupts the Runtime and throws. The exception ends
+// whatever Go built-in is running (Array.from calling a guarded constructor, say) at once;
+// the interrupt then stops the hook at its next instruction, even inside a catch block, so
+// the hook cannot swallow the refusal.
+func (cs *callState) refuse(be *scripting.BudgetError) {
+	if cs.refused == nil {
+		cs.refused = be
+	}
+	if cs.reason.CompareAndSwap(reasonNone, reasonRefused) {
+		cs.rt.Interrupt(interruptValue{reasonRefused})
+	}
+	panic(cs.rt.NewTypeError(be.Error()))
+}
+
+// reserve is the pre-allocation check of guarded built-ins: it returns if n more bytes may
+// be allocated and refuses (see refuse) otherwise.
+func (cs *callState) reserve(n int64) {
+	if err := cs.watch.Reserve(scripting.JavaScript, n); err != nil {
+		cs.refuse(err.(*scripting.BudgetError))
+	}
+}
+
+// run makes the Runtime, runs the top-level code, calls the function and converts its
+// result. It recovers every panic, so that a bug or an unexpected goja panic becomes an
+// error rather than a crash.
+func (cs *callState) run(inv scripting.Invocation) (res any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, cs.mapError(v)
+		}
+		if cs.watch != nil {
+			cs.watch.Stop()
+		}
+	}()
 	rt := goja.New()
-	rt.SetParserOptions(parser.WithDisableSourceMaps)
-	rt.SetMaxCallStackSize(b.MaxStackDepth)
-	rt.SetTimeSource(cs.now)
 	cs.rt = rt
+	rt.SetMaxCallStackSize(cs.budget.MaxStackDepth)
+	rt.SetTimeSource(cs.now)
 	cs.installSandbox()
-	cs.started = time.Now()
-	cs.timer = time.AfterFunc(b.Timeout, func() { cs.stop(reasonTimeout) })
-	cs.watch = scripting.StartMemoryWatch(b.MaxMemory, func(used int64) {
+	cs.watch = scripting.StartMemoryWatch(cs.budget.MaxMemory, func(used int64) {
 		cs.memUsed.Store(used)
 		cs.stop(reasonMemory)
 	})
-	return cs
-}
-
-// finish disarms the timer and the watch.
-func (cs *callState) finish() {
-	cs.reason.CompareAndSwap(reasonNone, reasonDone)
-	cs.timer.Stop()
-	cs.stopWatchdog()
-}
-
-func (cs *callState) stopWatchdog() {
-	if !cs.watchStopped {
-		cs.watch.Stop()
-		cs.watchStopped = true
+	cs.rtReady.Store(rt)
+	if r := cs.reason.Load(); r != reasonNone {
+		// Stopped before the Runtime could be interrupted.
+		rt.Interrupt(interruptValue{r})
 	}
-}
 
-// stop interrupts the Runtime for reason; the first reason wins.
-func (cs *callState) stop(reason int32) {
-	if cs.reason.CompareAndSwap(reasonNone, reason) {
-		cs.rt.Interrupt(reasonText[reason])
-	}
-}
-
-// stopped reports whether the invocation was interrupted, for Go loops in guarded
-// built-ins, which goja's interrupt does not reach.
-func (cs *callState) stopped() bool {
-	r := cs.reason.Load()
-	return r != reasonNone && r != reasonDone
-}
-
-// runTopLevel runs the program's top level (at compile time).
-func (cs *callState) runTopLevel() (err error) {
-	defer func() {
-		if x := recover(); x != nil {
-			err = cs.panicError(x)
-		}
-	}()
-	if _, err := cs.rt.RunProgram(cs.prog.prog); err != nil {
-		return cs.mapError(err)
-	}
-	return nil
-}
-
-// invoke runs the top level, calls fn with the request and converts the result. Every
-// failure is mapped to the scripting error types, including panics out of goja.
-func (cs *callState) invoke(fn string, req map[string]any) (res any, err error) {
-	defer func() {
-		if x := recover(); x != nil {
-			res, err = nil, cs.panicError(x)
-		}
-	}()
-	if _, err := cs.rt.RunProgram(cs.prog.prog); err != nil {
-		return nil, cs.mapError(err)
-	}
-	fv := cs.rt.Get(fn)
-	if fv == nil || goja.IsUndefined(fv) {
-		return nil, &scripting.RuntimeError{Language: scripting.JavaScript,
-			Msg: fmt.Sprintf("function %q is not defined in %s (top-level functions: %s)", fn, cs.prog.name, strings.Join(cs.prog.functions, ", "))}
-	}
-	call, ok := goja.AssertFunction(fv)
-	if !ok {
-		return nil, &scripting.RuntimeError{Language: scripting.JavaScript,
-			Msg: fmt.Sprintf("%q in %s is a %s, not a function", fn, cs.prog.name, typeName(fv))}
-	}
-	v, err := call(goja.Undefined(), cs.viewOf(req))
+	wrapper, err := rt.RunProgram(cs.p.prg)
 	if err != nil {
 		return nil, cs.mapError(err)
 	}
-	v, err = cs.settle(v)
+	fn, err := cs.lookup(wrapper, inv.Function)
 	if err != nil {
 		return nil, err
 	}
-	// Conversion allocates the result, which the output caps bound; the watchdog would
-	// charge it to the memory budget as well. Guards still reserve against the budget.
-	cs.stopWatchdog()
-	meter := scripting.NewOutputMeter(scripting.JavaScript, cs.budget)
-	return toGo(v, &meter)
+	req := cs.newRequest(inv.Request)
+	v, err := fn(goja.Undefined(), req)
+	if err != nil {
+		return nil, cs.mapError(err)
+	}
+	c := newConverter(cs)
+	out, err := c.convert(v)
+	if err != nil {
+		return nil, cs.mapError(err)
+	}
+	if r := cs.reason.Load(); r != reasonNone {
+		// Stopped during conversion without running script code, which would have raised
+		// the interrupt: report the budget all the same.
+		return nil, cs.mapError(&goja.InterruptedError{})
+	}
+	return out, nil
 }
 
-// settle unwraps the promise an async hook returns. Its jobs have run when the call
-// returned (goja runs them as the stack empties); with no timers, one still pending never
-// settles.
-func (cs *callState) settle(v goja.Value) (goja.Value, error) {
-	o, ok := v.(*goja.Object)
+// lookup finds the top-level binding name: it evaluates the wrapper function (running the
+// hook's top-level code) and asks the accessor it returns; a name the source does not
+// declare is looked up on the global object, for hooks that assign globalThis.sync.
+func (cs *callState) lookup(wrapper goja.Value, name string) (goja.Callable, error) {
+	w, ok := goja.AssertFunction(wrapper)
 	if !ok {
-		return v, nil
+		return nil, &scripting.RuntimeError{Language: scripting.JavaScript, Msg: "internal error: hook wrapper is not a function"}
 	}
-	p, ok := o.Export().(*goja.Promise)
+	acc, err := w(goja.Undefined())
+	if err != nil {
+		return nil, cs.mapError(err)
+	}
+	get, ok := goja.AssertFunction(acc)
 	if !ok {
-		return v, nil
+		return nil, &scripting.RuntimeError{Language: scripting.JavaScript,
+			Msg: fmt.Sprintf("top-level code of %s returned early: a hook's top level must not return", cs.p.name)}
 	}
-	switch p.State() {
-	case goja.PromiseStateFulfilled:
-		return p.Result(), nil
-	case goja.PromiseStateRejected:
-		return nil, cs.thrown(p.Result(), nil)
+	v, err := get(goja.Undefined(), cs.rt.ToValue(name))
+	if err != nil {
+		return nil, cs.mapError(err)
 	}
-	return nil, &scripting.RuntimeError{Language: scripting.JavaScript,
-		Msg: "the hook returned a promise that never settles (hooks have no timers or I/O to wait for)"}
-}
-
-func typeName(v goja.Value) string {
-	if o, ok := v.(*goja.Object); ok {
-		return o.ClassName()
+	if v == nil || goja.IsUndefined(v) {
+		v = cs.global.Get(name)
 	}
-	return v.ExportType().String()
-}
-
-// refusal is what a guard panics with when the memory budget refuses an operation. It is
-// not a JavaScript value, so goja unwinds it through every try/catch and finally: a hook
-// cannot catch a budget refusal and carry on.
-type refusal struct{ err *scripting.BudgetError }
-
-// reserve is the pre-allocation check of guarded operations: it returns if n more bytes
-// fit the memory budget and panics with a refusal otherwise.
-func (cs *callState) reserve(n int64) {
-	if err := cs.watch.Reserve(scripting.JavaScript, n); err != nil {
-		be := *err.(*scripting.BudgetError)
-		be.Stack = frames(cs.rt.CaptureCallStack(0, nil))
-		panic(&refusal{&be})
+	if v == nil || goja.IsUndefined(v) {
+		return nil, &scripting.RuntimeError{Language: scripting.JavaScript,
+			Msg: fmt.Sprintf("function %q is not defined in %s (top-level functions: %s)", name, cs.p.name, strings.Join(cs.p.functions, ", "))}
 	}
-}
-
-// checkStopped panics with the budget error of an interrupted invocation; guarded Go loops
-// call it so that a timeout or the watchdog stops them too.
-func (cs *callState) checkStopped() {
-	if cs.stopped() {
-		panic(&refusal{cs.budgetError(frames(cs.rt.CaptureCallStack(0, nil)))})
+	fn, ok := goja.AssertFunction(v)
+	if !ok {
+		return nil, &scripting.RuntimeError{Language: scripting.JavaScript,
+			Msg: fmt.Sprintf("%q in %s is %s, not a function", name, cs.p.name, describe(v))}
 	}
-}
-
-// panicError maps what goja or a guard panicked with.
-func (cs *callState) panicError(x any) error {
-	switch x := x.(type) {
-	case *refusal:
-		return x.err
-	case error:
-		return cs.mapError(x)
-	case goja.Value:
-		return cs.thrown(x, nil)
-	}
-	return &scripting.RuntimeError{Language: scripting.JavaScript, Msg: fmt.Sprintf("internal error: %v", x)}
-}
-
-// budgetError is the error of an interrupted invocation.
-func (cs *callState) budgetError(stack []scripting.Frame) *scripting.BudgetError {
-	be := &scripting.BudgetError{Language: scripting.JavaScript, Stack: stack}
-	switch cs.reason.Load() {
-	case reasonTimeout:
-		be.Budget, be.Limit, be.Used, be.Unit = scripting.BudgetTimeout, int64(cs.budget.Timeout), int64(time.Since(cs.started)), "ns"
-	case reasonMemory:
-		be.Budget, be.Limit, be.Used, be.Unit = scripting.BudgetMemory, cs.budget.MaxMemory, cs.memUsed.Load(), "bytes"
-	default:
-		// Context cancellation; Call reports it as the context's error.
-		be.Budget, be.Limit, be.Used, be.Unit = scripting.BudgetTimeout, int64(cs.budget.Timeout), int64(time.Since(cs.started)), "ns"
-	}
-	return be
-}
-
-// mapError turns an error out of goja into the scripting error types.
-func (cs *callState) mapError(err error) error {
-	var ie *goja.InterruptedError
-	var so *goja.StackOverflowError
-	var ex *goja.Exception
-	switch {
-	case errors.As(err, &ie):
-		return cs.budgetError(frames(ie.Stack()))
-	case errors.As(err, &so):
-		stack := frames(so.Stack())
-		return &scripting.BudgetError{Language: scripting.JavaScript, Budget: scripting.BudgetStackDepth,
-			Limit: int64(cs.budget.MaxStackDepth), Used: int64(cs.budget.MaxStackDepth) + 1, Unit: "frames", Stack: stack}
-	case errors.As(err, &ex):
-		return cs.thrown(ex.Value(), ex.Stack())
-	}
-	return &scripting.RuntimeError{Language: scripting.JavaScript, Msg: err.Error()}
-}
-
-// thrown reports a thrown (or rejected) value: an Error by its name and message, anything
-// else in its JSON shape as Thrown.
-func (cs *callState) thrown(v goja.Value, stack []goja.StackFrame) error {
-	re := &scripting.RuntimeError{Language: scripting.JavaScript, Stack: frames(stack)}
-	if o, ok := v.(*goja.Object); ok && o.ClassName() == "Error" {
-		re.Msg = errorText(o)
-		return re
-	}
-	meter := scripting.NewOutputMeter(scripting.JavaScript, scripting.Budget{MaxOutputBytes: 1 << 20, MaxOutputObjects: 10_000})
-	if g, err := toGo(v, &meter); err == nil {
-		re.Thrown = g
-		text, _ := json.Marshal(g)
-		re.Msg = "uncaught " + string(text)
-	} else {
-		re.Msg = "uncaught " + v.String()
-	}
-	return re
-}
-
-// errorText is "Name: message" of an Error object, read from its own and inherited
-// properties without calling its toString.
-func errorText(o *goja.Object) string {
-	name, msg := "Error", ""
-	if v := o.Get("name"); v != nil && !goja.IsUndefined(v) {
-		name = v.String()
-	}
-	if v := o.Get("message"); v != nil && !goja.IsUndefined(v) {
-		msg = v.String()
-	}
-	if msg == "" {
-		return name
-	}
-	return name + ": " + msg
-}
-
-// frames converts goja's stack (innermost first) to scripting frames, leaving out native
-// frames, which have no position.
-func frames(stack []goja.StackFrame) []scripting.Frame {
-	out := make([]scripting.Frame, 0, len(stack))
-	for i := range stack {
-		f := &stack[i]
-		pos := f.Position()
-		if pos.Filename == "" && pos.Line == 0 {
-			continue
-		}
-		name := f.FuncName()
-		if name == "" || name == "<anonymous>" && len(out) == len(stack)-1 {
-			name = "<top level>"
-		}
-		out = append(out, scripting.Frame{Function: name, File: pos.Filename, Line: pos.Line, Column: pos.Column})
-	}
-	return out
-}
-
-func (cs *callState) print(level slog.Level) func(goja.FunctionCall) goja.Value {
-	return func(call goja.FunctionCall) goja.Value {
-		if cs.log == nil {
-			return goja.Undefined()
-		}
-		parts := make([]string, len(call.Arguments))
-		for i, a := range call.Arguments {
-			parts[i] = a.String()
-		}
-		cs.log.Log(context.Background(), level, strings.Join(parts, " "), "source", "console")
-		return goja.Undefined()
-	}
+	return fn, nil
 }
 
 func (cs *callState) stdlibEnv() *stdlib.Env {
@@ -370,4 +237,147 @@ func (cs *callState) stdlibEnv() *stdlib.Env {
 		cs.env = &stdlib.Env{Now: cs.now, Log: cs.log}
 	}
 	return cs.env
+}
+
+// budgetError reports budget with what was used, located at stack.
+func (cs *callState) budgetError(budget string, stack []scripting.Frame) *scripting.BudgetError {
+	e := &scripting.BudgetError{Language: scripting.JavaScript, Budget: budget, Stack: stack}
+	switch budget {
+	case scripting.BudgetTimeout:
+		e.Limit, e.Used, e.Unit = int64(cs.budget.Timeout), int64(time.Since(cs.started)), "ns"
+	case scripting.BudgetMemory:
+		e.Limit, e.Used, e.Unit = cs.budget.MaxMemory, cs.memUsed.Load(), "bytes"
+	case scripting.BudgetStackDepth:
+		e.Limit, e.Used, e.Unit = int64(cs.budget.MaxStackDepth), int64(cs.budget.MaxStackDepth)+1, "frames"
+	}
+	return e
+}
+
+// mapError turns what goja returned or panicked with into the scripting error types.
+func (cs *callState) mapError(v any) error {
+	var stack []scripting.Frame
+	if st, ok := v.(interface{ Stack() []goja.StackFrame }); ok {
+		stack = frames(st.Stack())
+	}
+	if cs.refused != nil {
+		// A guard refused an allocation: the refusal's exception, or the interrupt that
+		// follows it, ended the hook.
+		be := *cs.refused
+		be.Stack = stack
+		return &be
+	}
+	switch e := v.(type) {
+	case *goja.InterruptedError, *goja.StackOverflowError:
+		if _, ok := e.(*goja.StackOverflowError); ok {
+			return cs.budgetError(scripting.BudgetStackDepth, stack)
+		}
+		switch cs.reason.Load() {
+		case reasonTimeout:
+			return cs.budgetError(scripting.BudgetTimeout, stack)
+		case reasonMemory:
+			return cs.budgetError(scripting.BudgetMemory, stack)
+		case reasonContext:
+			return fmt.Errorf("javascript hook %s: %w", cs.p.name, context.Cause(cs.ctx))
+		}
+		return &scripting.RuntimeError{Language: scripting.JavaScript, Msg: "interrupted", Stack: stack}
+	case *goja.Exception:
+		return cs.thrown(e, stack)
+	case *scripting.OutputError, *scripting.BudgetError, *scripting.RuntimeError:
+		return e.(error)
+	case *goja.CompilerSyntaxError:
+		return &scripting.RuntimeError{Language: scripting.JavaScript, Msg: e.Error(), Stack: stack}
+	}
+	return &scripting.RuntimeError{Language: scripting.JavaScript, Msg: fmt.Sprintf("internal error: %v", v), Stack: stack}
+}
+
+// thrown describes an uncaught exception: an Error by its name and message, any other value
+// by its JSON shape, kept in Thrown.
+func (cs *callState) thrown(ex *goja.Exception, stack []scripting.Frame) error {
+	re := &scripting.RuntimeError{Language: scripting.JavaScript, Stack: stack}
+	val := ex.Value()
+	if obj, ok := val.(*goja.Object); ok && obj.ClassName() == "Error" {
+		re.Msg = safeString(cs.rt, val)
+		return re
+	}
+	c := newConverter(cs)
+	if thrown, err := c.convert(val); err == nil {
+		re.Thrown = thrown
+		re.Msg = "uncaught exception: " + describeThrown(thrown)
+	} else {
+		re.Msg = "uncaught exception: " + safeString(cs.rt, val)
+	}
+	return re
+}
+
+// safeString is v's string conversion, or a description of v if that conversion throws.
+func safeString(rt *goja.Runtime, v goja.Value) (s string) {
+	if ex := rt.Try(func() { s = v.String() }); ex != nil {
+		s = describe(v)
+	}
+	return s
+}
+
+func describeThrown(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", v)
+	case nil:
+		return "null"
+	case map[string]any:
+		return fmt.Sprintf("object with %d keys", len(v))
+	case []any:
+		return fmt.Sprintf("array of %d elements", len(v))
+	}
+	return fmt.Sprint(v)
+}
+
+// frames converts a goja stack (innermost first) to scripting frames, leaving out native
+// frames, which have no position.
+func frames(st []goja.StackFrame) []scripting.Frame {
+	out := make([]scripting.Frame, 0, len(st))
+	for i := range st {
+		f := &st[i]
+		pos := f.Position()
+		if pos.Line == 0 {
+			continue
+		}
+		name := f.FuncName()
+		if name == "" || name == wrapperName {
+			name = "<top level>"
+		}
+		col := pos.Column
+		if pos.Line == 1 {
+			col = max(1, col-len(wrapperPrefix))
+		}
+		out = append(out, scripting.Frame{Function: name, File: f.SrcName(), Line: pos.Line, Column: col})
+	}
+	return out
+}
+
+// describe names the type of a JavaScript value for error messages.
+func describe(v goja.Value) string {
+	switch {
+	case v == nil || goja.IsUndefined(v):
+		return "undefined"
+	case goja.IsNull(v):
+		return "null"
+	}
+	if o, ok := v.(*goja.Object); ok {
+		if _, ok := goja.AssertFunction(o); ok {
+			return "a function"
+		}
+		return "a " + o.ClassName()
+	}
+	if _, ok := v.(*goja.Symbol); ok {
+		return "a symbol"
+	}
+	switch v.Export().(type) {
+	case int64, float64:
+		return "a number"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	}
+	return "a bigint"
 }

@@ -2,37 +2,296 @@ package javascript
 
 import (
 	"math"
+	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 )
 
-// goja interrupts a hook only between instructions, and the memory watchdog only through
-// that interrupt, so a built-in that builds a huge value in one call would allocate it all
-// before either could act. The built-ins below can amplify their input that way; each is
-// replaced, in every Runtime, by a wrapper that estimates what the call will allocate,
-// reserves it against the memory budget (callState.reserve, which refuses with a budget
-// error the hook cannot catch) and only then calls the original.
+// Pre-allocation checks. goja's built-ins run as Go code that the allocation watchdog cannot
+// interrupt, so the ones whose result can be far larger than their inputs are wrapped, per
+// Runtime, by a check that asks the memory budget (scripting.MemoryWatch.Reserve) before the
+// original runs:
 //
-// Estimates are upper bounds in bytes: two bytes per UTF-16 code unit (goja stores ASCII
-// strings in one), valueBytes per array element. They make a refusal conservative; a call
-// that passes allocates at most its estimate.
+//	String.prototype.repeat          count × length
+//	String.prototype.padStart/padEnd target length
+//	Array(n), new Array(n)           n elements (goja allocates lazily; refused early anyway)
+//	Array.prototype.fill             the filled range
+//	Array.prototype.join (toString)  the joined length, nested arrays included
+//	String.prototype.replace(All)    with a string replacement: matches × replacement
+//	JSON.parse                       nesting depth of the text (goja recurses per level)
 //
-// Guarded: String.prototype.repeat, padStart, padEnd, concat, split, replace and
-// replaceAll; Array.from; Array.prototype.fill, join (and so toString and String(array)),
-// concat and flat; Function.prototype.apply, Reflect.apply and Reflect.construct (their
-// argument lists); JSON.stringify (charged per value it writes, which bounds aliasing
-// bombs, and stopped by a timeout). Array(n) and new Array(n) need no guard: goja records
-// the length and allocates nothing until elements are written.
+// A refusal stops the hook with a *scripting.BudgetError (it cannot be caught). Growth by
+// repeated concatenation (s += s) is left to the watchdog: each step is a separate
+// instruction, and goja checks for interrupts between instructions.
+//
+// Not covered: built-ins that loop over a length without calling script code and allocate
+// per element — Array.from({length: n}), spreading Array(n), Function.prototype.apply or
+// Reflect.apply with a huge array-like, concat of spreadable array-likes. A hook can make
+// such a length (up to 2^32-1) without allocating, so these can overshoot the memory budget
+// and the deadline before the watchdog's interrupt takes effect at the next instruction.
+// Closing this gap needs allocation accounting inside goja.
+//
+// Regular expressions that need backtracking (backreferences, lookaround) run on regexp2,
+// whose matching cannot be interrupted either: its timeout is set to RegexpTimeout, after
+// which the match fails (no match), so a catastrophic pattern holds a CPU for at most that
+// long per match call.
 
-// valueBytes is what one array element or argument costs: a goja.Value interface.
-const valueBytes = 16
+// bytesPerElement is what one array element costs at least (a goja.Value interface).
+const bytesPerElement = 16
 
-// charBytes is the most one UTF-16 code unit of a string costs.
-const charBytes = 2
+// MaxJSONParseDepth bounds the nesting of text given to JSON.parse.
+const MaxJSONParseDepth = 1000
 
-// saturating returns a*b, or math.MaxInt64 when the product overflows or is negative.
-func saturating(a, b int64) int64 {
-	if a <= 0 || b <= 0 {
+// maxJoinDepth bounds the nesting of arrays joined into one string.
+const maxJoinDepth = 1000
+
+// RegexpTimeout bounds one backtracking regular-expression match.
+const RegexpTimeout = 250 * time.Millisecond
+
+func init() {
+	// Process-wide: regexp2 is used only by goja here.
+	regexp2.DefaultMatchTimeout = RegexpTimeout
+}
+
+// wrap replaces o[name] by a function that runs check, which calls orig (the built-in) if
+// the call may proceed.
+func (cs *callState) wrap(o *goja.Object, name string, check func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
+	orig, ok := goja.AssertFunction(o.Get(name))
+	if !ok {
+		return
+	}
+	fn := cs.rt.ToValue(func(call goja.FunctionCall) goja.Value { return check(orig, call) }).(*goja.Object)
+	// goja names Go functions after their Go symbol; keep the built-in's name.
+	must(fn.DefineDataProperty("name", cs.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(o.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+}
+
+// call calls a built-in from a wrapper, passing its exception on.
+func call(orig goja.Callable, this goja.Value, args ...goja.Value) goja.Value {
+	v, err := orig(this, args...)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// installGuards wraps the amplifying methods of String.prototype and Array.prototype, which
+// a hook reaches from any string or array. Array and JSON are wrapped when the hook first
+// names them (guardedArray, guardedJSON).
+func (cs *callState) installGuards() {
+	rt := cs.rt
+	wrap := cs.wrap
+	// Reached through instances rather than String and Array, which goja would build.
+	stringProto := rt.ToValue("").ToObject(rt).Prototype()
+	arrayProto := rt.NewArray().Prototype()
+
+	wrap(stringProto, "repeat", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		s, ok := thisString(c.This)
+		if !ok {
+			return call(orig, c.This, c.Arguments...)
+		}
+		n := c.Argument(0).ToNumber()
+		count := n.ToFloat()
+		if count > 0 && !math.IsInf(count, 0) {
+			cs.reserve(int64(math.Min(float64(len(s.String()))*math.Floor(count), math.MaxInt64/2)))
+		}
+		return call(orig, s, n)
+	})
+	pad := func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		s, ok := thisString(c.This)
+		if !ok {
+			return call(orig, c.This, c.Arguments...)
+		}
+		n := c.Argument(0).ToNumber()
+		if l := n.ToFloat(); l > 0 {
+			cs.reserve(int64(math.Min(l, math.MaxInt64/2)))
+		}
+		args := []goja.Value{n}
+		if len(c.Arguments) > 1 {
+			args = append(args, c.Arguments[1])
+		}
+		return call(orig, s, args...)
+	}
+	wrap(stringProto, "padStart", pad)
+	wrap(stringProto, "padEnd", pad)
+
+	wrap(arrayProto, "fill", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		if o, ok := c.This.(*goja.Object); ok {
+			l := toLength(o.Get("length"))
+			start := relIndex(c.Argument(1), l, 0)
+			end := relIndex(c.Argument(2), l, l)
+			if end > start {
+				cs.reserve(satMul(end-start, bytesPerElement))
+			}
+		}
+		return call(orig, c.This, c.Arguments...)
+	})
+	wrap(arrayProto, "join", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		if o, ok := c.This.(*goja.Object); ok {
+			sep := 1
+			if s := c.Argument(0); !goja.IsUndefined(s) {
+				sep = len(s.String())
+			}
+			cs.joinDepth++
+			defer func() { cs.joinDepth-- }()
+			if cs.joinDepth > maxJoinDepth {
+				panic(rt.NewTypeError("Array.prototype.join: arrays nest deeper than %d levels", maxJoinDepth))
+			}
+			cs.reserve(joinSize(rt, o, int64(sep), 0))
+		}
+		return call(orig, c.This, c.Arguments...)
+	})
+	replace := func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		s, ok := thisString(c.This)
+		repl := c.Argument(1)
+		if ok && goja.IsString(repl) {
+			// At most one match per position plus one; '$&' and friends can expand to the
+			// whole input.
+			r := repl.String()
+			n := int64(len(s.String()))
+			dollars := int64(0)
+			for i := 0; i < len(r); i++ {
+				if r[i] == '$' {
+					dollars++
+				}
+			}
+			per := int64(len(r)) + dollars*n
+			if per > 0 {
+				cs.reserve(satMul(n+1, per) + n)
+			}
+		}
+		return call(orig, c.This, c.Arguments...)
+	}
+	wrap(stringProto, "replace", replace)
+	wrap(stringProto, "replaceAll", replace)
+
+}
+
+// guardedJSON wraps JSON.parse of the Runtime's JSON object and returns the object.
+func (cs *callState) guardedJSON(jsonObj *goja.Object) goja.Value {
+	rt := cs.rt
+	cs.wrap(jsonObj, "parse", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		text := c.Argument(0).ToString()
+		if d := jsonDepth(text.String()); d > MaxJSONParseDepth {
+			panic(rt.NewTypeError("JSON.parse: text nests deeper than %d levels", MaxJSONParseDepth))
+		}
+		args := append([]goja.Value{text}, c.Arguments[min(1, len(c.Arguments)):]...)
+		return call(orig, c.This, args...)
+	})
+	return jsonObj
+}
+
+// guardedArray returns a proxy of the Array constructor that checks Array(n) and new
+// Array(n) against the memory budget; the proxy keeps Array.prototype, Array.isArray,
+// instanceof and subclassing intact.
+func (cs *callState) guardedArray(arrayCtor *goja.Object) goja.Value {
+	rt := cs.rt
+	checkLength := func(args []goja.Value) {
+		if len(args) == 1 {
+			if n := args[0].ToNumber().ToFloat(); n > 0 && !math.IsNaN(n) {
+				cs.reserve(int64(math.Min(n, math.MaxInt64/bytesPerElement)) * bytesPerElement)
+			}
+		}
+	}
+	var proxyObj *goja.Object
+	proxy := rt.NewProxy(arrayCtor, &goja.ProxyTrapConfig{
+		Apply: func(target *goja.Object, this goja.Value, args []goja.Value) goja.Value {
+			checkLength(args)
+			f, _ := goja.AssertFunction(target)
+			return call(f, this, args...)
+		},
+		Construct: func(target *goja.Object, args []goja.Value, newTarget *goja.Object) *goja.Object {
+			checkLength(args)
+			if newTarget == nil || newTarget == proxyObj {
+				newTarget = target
+			}
+			items := make([]any, len(args))
+			for i, a := range args {
+				items[i] = a
+			}
+			reflectConstruct, _ := goja.AssertFunction(cs.rt.GlobalObject().Get("Reflect").(*goja.Object).Get("construct"))
+			return call(reflectConstruct, goja.Undefined(), target, rt.NewArray(items...), newTarget).(*goja.Object)
+		},
+	})
+	proxyObj = rt.ToValue(proxy).(*goja.Object)
+	return proxyObj
+}
+
+// thisString returns this converted to a string primitive, unless this is null or
+// undefined (the original then throws its own TypeError).
+func thisString(this goja.Value) (goja.Value, bool) {
+	if this == nil || goja.IsUndefined(this) || goja.IsNull(this) {
+		return nil, false
+	}
+	return this.ToString(), true
+}
+
+func toLength(v goja.Value) int64 {
+	f := v.ToFloat()
+	if math.IsNaN(f) || f <= 0 {
+		return 0
+	}
+	return int64(math.Min(f, 1<<53-1))
+}
+
+// relIndex is the spec's relative index: negative values count from the end, clamped to
+// [0, l]; undefined means def.
+func relIndex(v goja.Value, l, def int64) int64 {
+	if goja.IsUndefined(v) {
+		return def
+	}
+	f := v.ToFloat()
+	if math.IsNaN(f) {
+		return 0
+	}
+	if f < 0 {
+		return int64(math.Max(float64(l)+math.Trunc(f), 0))
+	}
+	return int64(math.Min(math.Trunc(f), float64(l)))
+}
+
+// joinSize estimates the length of o.join(sep): exact for strings and numbers, recursive
+// for nested arrays (goja returns "" for a cycle), a small constant for other objects (whose
+// toString runs script code, interruptible by the watchdog).
+func joinSize(rt *goja.Runtime, o *goja.Object, sep int64, depth int) int64 {
+	l := toLength(o.Get("length"))
+	if depth > maxJoinDepth {
+		return 0
+	}
+	total := satMul(l, sep)
+	var elems []goja.Value
+	if o.ClassName() != "Array" || l > 1<<24 {
+		// Not a plain array, or holes the original will walk: charge the separators only.
+		return total
+	}
+	if err := rt.ExportTo(o, &elems); err != nil {
+		return total
+	}
+	for _, e := range elems {
+		switch {
+		case e == nil || goja.IsUndefined(e) || goja.IsNull(e):
+		case goja.IsString(e):
+			total += int64(len(e.String()))
+		case isArrayObject(e):
+			total += joinSize(rt, e.(*goja.Object), 1, depth+1)
+		default:
+			total += 24
+		}
+		if total < 0 {
+			return math.MaxInt64
+		}
+	}
+	return total
+}
+
+func isArrayObject(v goja.Value) bool {
+	o, ok := v.(*goja.Object)
+	return ok && o.ClassName() == "Array"
+}
+
+func satMul(a, b int64) int64 {
+	if a == 0 || b == 0 {
 		return 0
 	}
 	if a > math.MaxInt64/b {
@@ -41,270 +300,23 @@ func saturating(a, b int64) int64 {
 	return a * b
 }
 
-func (cs *callState) installGuards() {
-	rt := cs.rt
-	strProto := rt.Get("String").ToObject(rt).Get("prototype").ToObject(rt)
-	arrayCtor := rt.Get("Array").ToObject(rt)
-	arrProto := arrayCtor.Get("prototype").ToObject(rt)
-	funcProto := rt.Get("Function").ToObject(rt).Get("prototype").ToObject(rt)
-	reflect := rt.Get("Reflect").ToObject(rt)
-	json := rt.Get("JSON").ToObject(rt)
-
-	cs.guard(strProto, "repeat", func(c goja.FunctionCall) {
-		count := c.Argument(0).ToInteger()
-		cs.reserve(saturating(cs.strLen(c.This), saturating(count, charBytes)))
-	})
-	pad := func(c goja.FunctionCall) {
-		cs.reserve(saturating(c.Argument(0).ToInteger(), charBytes))
-	}
-	cs.guard(strProto, "padStart", pad)
-	cs.guard(strProto, "padEnd", pad)
-	cs.guard(strProto, "concat", func(c goja.FunctionCall) {
-		n := cs.strLen(c.This)
-		for _, a := range c.Arguments {
-			n += cs.strLen(a)
-		}
-		cs.reserve(saturating(n, charBytes))
-	})
-	cs.guard(strProto, "split", func(c goja.FunctionCall) {
-		// At most one piece per code unit, each a string value.
-		cs.reserve(saturating(cs.strLen(c.This)+1, 2*valueBytes))
-	})
-	replace := func(c goja.FunctionCall) {
-		r := c.Argument(1)
-		if _, isFunc := goja.AssertFunction(r); isFunc {
-			return // each replacement is computed by hook code, which is interruptible
-		}
-		// At most one match per code unit, plus the subject.
-		n := cs.strLen(c.This)
-		cs.reserve(saturating(n+saturating(n+1, cs.strLen(r)), charBytes))
-	}
-	cs.guard(strProto, "replace", replace)
-	cs.guard(strProto, "replaceAll", replace)
-
-	cs.guard(arrayCtor, "from", func(c goja.FunctionCall) {
-		cs.reserve(saturating(cs.lengthOf(c.Argument(0)), valueBytes))
-	})
-	cs.guard(arrProto, "fill", func(c goja.FunctionCall) {
-		n := cs.lengthOf(c.This)
-		start := relativeIndex(c.Argument(1), n, 0)
-		end := relativeIndex(c.Argument(2), n, n)
-		cs.reserve(saturating(end-start, valueBytes))
-	})
-	cs.guard(arrProto, "join", func(c goja.FunctionCall) {
-		sep := int64(1)
-		if s := c.Argument(0); !goja.IsUndefined(s) {
-			sep = cs.strLen(s)
-		}
-		cs.reserve(cs.joinEstimate(c.This, sep, nil))
-	})
-	cs.guard(arrProto, "concat", func(c goja.FunctionCall) {
-		n := cs.lengthOf(c.This)
-		for _, a := range c.Arguments {
-			if o, ok := a.(*goja.Object); ok && o.ClassName() == "Array" {
-				n += cs.lengthOf(a)
-			} else {
-				n++
+// jsonDepth is the maximum nesting of brackets in JSON text, outside strings.
+func jsonDepth(s string) int {
+	depth, maxDepth := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[', '{':
+			depth++
+			maxDepth = max(maxDepth, depth)
+		case ']', '}':
+			depth--
+		case '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' {
+					i++
+				}
 			}
 		}
-		cs.reserve(saturating(n, valueBytes))
-	})
-	cs.guard(arrProto, "flat", func(c goja.FunctionCall) {
-		depth := int64(1)
-		if d := c.Argument(0); !goja.IsUndefined(d) {
-			depth = d.ToInteger()
-		}
-		limit := cs.budget.MaxMemory / valueBytes
-		cs.reserve(saturating(cs.flatCount(c.This, depth, limit, nil), valueBytes))
-	})
-
-	argList := func(i int) func(goja.FunctionCall) {
-		return func(c goja.FunctionCall) {
-			cs.reserve(saturating(cs.lengthOf(c.Argument(i)), valueBytes))
-		}
 	}
-	cs.guard(funcProto, "apply", argList(1))
-	cs.guard(reflect, "apply", argList(2))
-	cs.guard(reflect, "construct", argList(1))
-
-	cs.guardStringify(json)
-}
-
-// guard replaces obj[name] by a function that runs check, which panics to refuse, and then
-// the original.
-func (cs *callState) guard(obj *goja.Object, name string, check func(goja.FunctionCall)) {
-	orig, ok := goja.AssertFunction(obj.Get(name))
-	if !ok {
-		panic("javascript: no built-in " + name + " to guard")
-	}
-	f := cs.rt.ToValue(func(c goja.FunctionCall) goja.Value {
-		check(c)
-		v, err := orig(c.This, c.Arguments...)
-		if err != nil {
-			panic(err) // rethrown as the same JavaScript exception, or an uncatchable interrupt
-		}
-		return v
-	}).(*goja.Object)
-	_ = f.DefineDataProperty("name", cs.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-	_ = obj.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-}
-
-// strLen is the length in code units of v as a string, without converting objects (whose
-// toString is hook code, interruptible and guarded itself): they count as their default
-// "[object Object]".
-func (cs *callState) strLen(v goja.Value) int64 {
-	if s, ok := v.(goja.String); ok {
-		return int64(s.Length())
-	}
-	if _, ok := v.(*goja.Object); ok {
-		return 15
-	}
-	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
-		return 9
-	}
-	return int64(len(v.String())) // numbers and booleans: short
-}
-
-// lengthOf is v.length for an array-like object, 0 otherwise. It does not run getters
-// other than a length accessor the hook defined.
-func (cs *callState) lengthOf(v goja.Value) int64 {
-	o, ok := v.(*goja.Object)
-	if !ok {
-		if s, ok := v.(goja.String); ok {
-			return int64(s.Length())
-		}
-		return 0
-	}
-	l := o.Get("length")
-	if l == nil {
-		return 0
-	}
-	n := l.ToInteger()
-	if n < 0 {
-		return 0
-	}
-	return n
-}
-
-// relativeIndex resolves a start or end argument of fill (negative counts from the end).
-func relativeIndex(v goja.Value, n, def int64) int64 {
-	if goja.IsUndefined(v) {
-		return def
-	}
-	i := v.ToInteger()
-	if i < 0 {
-		i = max(n+i, 0)
-	}
-	return min(i, n)
-}
-
-// joinEstimate bounds the bytes join(sep) builds from v, following nested arrays (which
-// join themselves with ",") and charging at least valueBytes per element, so that the walk
-// over a huge or aliased structure stops as soon as it passes the budget. path holds the
-// arrays being walked: a cyclic reference joins as "", as in goja.
-func (cs *callState) joinEstimate(v goja.Value, sep int64, path []*goja.Object) int64 {
-	o, ok := v.(*goja.Object)
-	if !ok {
-		return 0
-	}
-	for _, p := range path {
-		if p == o {
-			return 0
-		}
-	}
-	path = append(path, o)
-	limit := cs.budget.MaxMemory
-	n := cs.lengthOf(o)
-	total := saturating(n, max(sep*charBytes, valueBytes))
-	for i := int64(0); i < n && total <= limit; i++ {
-		if i&1023 == 1023 {
-			cs.checkStopped()
-		}
-		e := o.Get(indexKey(i))
-		if eo, ok := e.(*goja.Object); ok && eo.ClassName() == "Array" {
-			total += cs.joinEstimate(e, 1, path)
-		} else if e != nil {
-			total += saturating(cs.strLen(e), charBytes)
-		}
-	}
-	return total
-}
-
-// flatCount bounds the elements flat(depth) produces from v, stopping at limit.
-func (cs *callState) flatCount(v goja.Value, depth, limit int64, path []*goja.Object) int64 {
-	o, ok := v.(*goja.Object)
-	if !ok {
-		return 1
-	}
-	for _, p := range path {
-		if p == o {
-			return limit + 1 // flat of a cyclic array never ends
-		}
-	}
-	path = append(path, o)
-	n := cs.lengthOf(o)
-	if depth <= 0 {
-		return n
-	}
-	var total int64
-	for i := int64(0); i < n && total <= limit; i++ {
-		if i&1023 == 1023 {
-			cs.checkStopped()
-		}
-		e := o.Get(indexKey(i))
-		if eo, ok := e.(*goja.Object); ok && eo.ClassName() == "Array" {
-			total += cs.flatCount(e, depth-1, limit, path)
-		} else {
-			total++
-		}
-	}
-	return total
-}
-
-// guardStringify charges JSON.stringify per value written: the original is called with a
-// replacer (composed with the hook's own replacer function, if any) that reserves what each
-// value adds and checks for interruption, so neither an aliasing bomb (a = [a, a], 30 times
-// over) nor a huge structure can run or allocate unbounded inside the built-in.
-func (cs *callState) guardStringify(json *goja.Object) {
-	orig, _ := goja.AssertFunction(json.Get("stringify"))
-	f := cs.rt.ToValue(func(c goja.FunctionCall) goja.Value {
-		var userReplacer goja.Callable
-		args := []goja.Value{c.Argument(0), goja.Undefined(), c.Argument(2)}
-		if r, ok := goja.AssertFunction(c.Argument(1)); ok {
-			userReplacer = r
-		} else if !goja.IsUndefined(c.Argument(1)) && !goja.IsNull(c.Argument(1)) {
-			// An array replacer (a property allow-list) is passed as it is: it can only
-			// shrink objects, and arrays under it are charged by the memory watchdog.
-			args[1] = c.Argument(1)
-			return cs.callOrPanic(orig, c.This, args)
-		}
-		var written, calls int64
-		indent := int64(1) + cs.strLen(c.Argument(2))
-		args[1] = cs.rt.ToValue(func(rc goja.FunctionCall) goja.Value {
-			v := rc.Argument(1)
-			if userReplacer != nil {
-				v = cs.callOrPanic(userReplacer, rc.This, rc.Arguments)
-			}
-			written += valueBytes + indent*charBytes + saturating(cs.strLen(rc.Argument(0)), charBytes)
-			if s, ok := v.(goja.String); ok {
-				written += saturating(int64(s.Length()), charBytes)
-			}
-			if calls++; calls&1023 == 0 || written > cs.budget.MaxMemory {
-				cs.checkStopped()
-				cs.reserve(written)
-			}
-			return v
-		})
-		return cs.callOrPanic(orig, c.This, args)
-	}).(*goja.Object)
-	_ = f.DefineDataProperty("name", cs.rt.ToValue("stringify"), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-	_ = json.DefineDataProperty("stringify", f, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-}
-
-func (cs *callState) callOrPanic(f goja.Callable, this goja.Value, args []goja.Value) goja.Value {
-	v, err := f(this, args...)
-	if err != nil {
-		panic(err)
-	}
-	return v
+	return maxDepth
 }

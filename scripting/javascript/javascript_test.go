@@ -1,17 +1,56 @@
 package javascript
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/stdlib"
 )
+
+// testModules stands in for the stdlib modules: the bridge is tested here, the modules in
+// package stdlib.
+var testModules = indexModules([]*stdlib.Module{
+	{Name: "strings", Functions: map[string]stdlib.Func{
+		"upper": func(_ *stdlib.Env, args []any, _ []stdlib.Kwarg) (any, error) {
+			if len(args) != 2 || args[1] != nil {
+				return nil, fmt.Errorf("strings.upper: got %d arguments %v", len(args), args)
+			}
+			s, ok := args[0].(string)
+			if !ok {
+				return nil, fmt.Errorf("strings.upper: argument 1: expected string, got %T", args[0])
+			}
+			return strings.ToUpper(s), nil
+		},
+		"fail": func(*stdlib.Env, []any, []stdlib.Kwarg) (any, error) {
+			return nil, errors.New("strings.fail: always fails")
+		},
+	}},
+	{Name: "log", Functions: map[string]stdlib.Func{
+		"info":  logTo(slog.LevelInfo),
+		"error": logTo(slog.LevelError),
+	}},
+})
+
+func logTo(level slog.Level) stdlib.Func {
+	return func(env *stdlib.Env, args []any, _ []stdlib.Kwarg) (any, error) {
+		env.Log.Log(context.Background(), level, args[0].(string))
+		return nil, nil
+	}
+}
+
+func newTestRuntime() *scripting.Runtime {
+	return scripting.NewRuntime(scripting.Options{}, Compiler{modules: testModules})
+}
 
 func compileFixture(t testing.TB, rt *scripting.Runtime, file string) scripting.Program {
 	t.Helper()
@@ -38,196 +77,400 @@ func testRequest() map[string]any {
 }
 
 func TestCompileErrors(t *testing.T) {
+	deepParens := strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000)
+	arrows := "var f = " + strings.Repeat("x=>", 5000) + "1;"
 	cases := []struct {
-		file      string
+		name, src string
 		line, col int
 		msg       string
 	}{
-		{"syntax_error.js", 2, 17, "Unexpected identifier"},
-		{"redeclared.js", 3, 7, "Identifier 'a' has already been declared"},
-		{"toplevel_throw.js", 2, 9, "Error: misconfigured"},
-		{"toplevel_loop.js", -1, -1, "timeout budget: limit 50ms"},
+		{"syntax_error.js", "", 5, 7, "Unexpected token {"},
+		{"redeclared.js", "", 5, 5, "Identifier 'x' has already been declared"},
+		{"deep_parens.js", deepParens, 1, MaxNesting + 1, "brackets nests deeper"},
+		{"arrow_chain.js", arrows, 1, -1, "expression nests deeper"},
+		{"huge.js", "//" + strings.Repeat("x", MaxSourceBytes), 1, 1, "more than the limit"},
 	}
-	rt := scripting.NewRuntime(scripting.Options{}, &Compiler{InitBudget: scripting.Budget{Timeout: 50 * time.Millisecond}})
+	rt := newTestRuntime()
 	for _, c := range cases {
-		t.Run(c.file, func(t *testing.T) {
-			src, err := os.ReadFile("testdata/" + c.file)
-			if err != nil {
-				t.Fatal(err)
+		t.Run(c.name, func(t *testing.T) {
+			src := c.src
+			if src == "" {
+				b, err := os.ReadFile("testdata/" + c.name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				src = string(b)
 			}
-			_, err = rt.Compile(scripting.JavaScript, "cc/demo/"+c.file, string(src))
+			_, err := rt.Compile(scripting.JavaScript, "cc/demo/"+c.name, src)
 			var ce *scripting.CompileError
 			if !errors.As(err, &ce) {
 				t.Fatalf("got %v, want *CompileError", err)
 			}
-			if c.line < 0 && ce.Line >= 2 && ce.Line <= 4 {
-				// Interrupted somewhere in the loop.
-				c.line, c.col = ce.Line, ce.Column
+			if c.col < 0 {
+				c.col = ce.Column
 			}
-			if ce.File != "cc/demo/"+c.file || ce.Line != c.line || ce.Column != c.col || !strings.Contains(ce.Msg, c.msg) {
+			if ce.File != "cc/demo/"+c.name || ce.Line != c.line || ce.Column != c.col || !strings.Contains(ce.Msg, c.msg) {
 				t.Fatalf("got %s:%d:%d %q, want line %d col %d containing %q", ce.File, ce.Line, ce.Column, ce.Msg, c.line, c.col, c.msg)
 			}
 		})
 	}
 }
 
-type check func(t *testing.T, v any, err error)
-
-func value(want any) check {
-	return func(t *testing.T, v any, err error) {
-		t.Helper()
+// TestSourceShapeAllowsLongCode: the nesting limit counts per statement, so long ordinary
+// sources compile, with or without semicolons.
+func TestSourceShapeAllowsLongCode(t *testing.T) {
+	var asi, semi strings.Builder
+	asi.WriteString("function sync(request) {\n  let x = 0\n")
+	semi.WriteString("function sync(request) { let x = 0;")
+	for range 5000 {
+		asi.WriteString("  x = x + 1 - 0 * 1\n")
+		semi.WriteString("x = x + 1 - 0 * 1;")
+	}
+	asi.WriteString("  return {x: x}\n}\n")
+	semi.WriteString("return {x: x}; }")
+	for name, src := range map[string]string{"asi.js": asi.String(), "semicolons.js": semi.String()} {
+		p, err := NewCompiler().Compile(name, src)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", name, err)
 		}
-		if !reflect.DeepEqual(v, want) {
-			t.Fatalf("got %#v\nwant %#v", v, want)
-		}
-	}
-}
-
-func runtimeErr(msg string, thrown any, stack ...string) check {
-	return func(t *testing.T, v any, err error) {
-		t.Helper()
-		var re *scripting.RuntimeError
-		if !errors.As(err, &re) || !strings.Contains(re.Msg, msg) {
-			t.Fatalf("got %v, want RuntimeError containing %q", err, msg)
-		}
-		if !reflect.DeepEqual(re.Thrown, thrown) {
-			t.Fatalf("thrown %#v, want %#v", re.Thrown, thrown)
-		}
-		var got []string
-		for _, f := range re.Stack {
-			got = append(got, fmt.Sprintf("%s:%s:%d:%d", f.Function, f.File, f.Line, f.Column))
-		}
-		if len(stack) > 0 && !reflect.DeepEqual(got, stack) {
-			t.Fatalf("stack %v, want %v", got, stack)
+		v, err := p.Call(context.Background(), scripting.Invocation{Function: "sync"})
+		if err != nil || !reflect.DeepEqual(v, map[string]any{"x": int64(5000)}) {
+			t.Fatalf("%s: got %v, %v", name, v, err)
 		}
 	}
 }
 
-func outputErr(path, msg string) check {
-	return func(t *testing.T, v any, err error) {
-		t.Helper()
-		var oe *scripting.OutputError
-		if !errors.As(err, &oe) || oe.Path != path || !strings.Contains(oe.Msg, msg) {
-			t.Fatalf("got %v, want OutputError at %q containing %q", err, path, msg)
+func TestFunctions(t *testing.T) {
+	p := compileFixture(t, newTestRuntime(), "hooks.js")
+	got := strings.Join(p.Functions(), ",")
+	for _, want := range []string{"arrow", "counter", "echo", "mutate", "views"} {
+		if !strings.Contains(","+got+",", ","+want+",") {
+			t.Errorf("Functions() = %s, missing %s", got, want)
 		}
+	}
+	if strings.Contains(","+got+",", ",notAFunction,") || strings.Contains(","+got+",", ",calls,") {
+		t.Errorf("Functions() = %s lists a variable", got)
 	}
 }
 
 func TestCall(t *testing.T) {
-	rt := scripting.NewRuntime(scripting.Options{}, NewCompiler())
+	rt := newTestRuntime()
 	p := compileFixture(t, rt, "hooks.js")
+	type check func(t *testing.T, v any, err error)
+	want := func(w any) check {
+		return func(t *testing.T, v any, err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(v, w) {
+				t.Fatalf("got  %#v\nwant %#v", v, w)
+			}
+		}
+	}
+	runtimeErr := func(msg string) check {
+		return func(t *testing.T, v any, err error) {
+			t.Helper()
+			var re *scripting.RuntimeError
+			if !errors.As(err, &re) || !strings.Contains(re.Msg, msg) {
+				t.Fatalf("got %v, %v; want RuntimeError containing %q", v, err, msg)
+			}
+		}
+	}
 	cases := []struct {
-		function string
-		budget   scripting.Budget
-		check    check
+		fn    string
+		check check
 	}{
-		{"sync", scripting.Budget{}, value(map[string]any{
-			"name": "demo", "labels": map[string]any{"app": "demo"}, "replicas": int64(3), "ratio": 0.5,
-			"tags": []any{"a", "b"}, "empty": nil, "ok": true, "float3": int64(3), "big": int64(9007199254740993),
-			"when": "2024-05-01T12:00:00.000Z"})},
-		{"bump_counter", scripting.Budget{}, value(map[string]any{"length": int64(2), "calls": int64(1), "max": int64(100)})},
-		{"mutate_request", scripting.Budget{}, value(map[string]any{
-			"labels": map[string]any{"app": "demo", "added": "yes"}, "tags": []any{"a", "b", "extra"},
-			"replicas": int64(4), "keys": []any{"new", "parent"},
-			"spec": map[string]any{"replicas": int64(4), "tags": []any{"a", "b", "extra"}}})},
-		{"read_views", scripting.Budget{}, value(map[string]any{
-			"json": `{"labels":{"app":"demo"},"name":"demo"}`, "keys": []any{"labels", "name"}, "same": true,
-			"is_array": true, "joined": "a+b", "spread_tags": []any{"a", "b", "c"}, "mapped": []any{"A", "B"},
-			"copy":   map[string]any{"app": "demo"},
-			"spread": map[string]any{"ratio": 0.5, "replicas": int64(3), "tags": []any{"a", "b"}, "extra": int64(1)},
-			"has":    true, "has_own": true, "entries": []any{[]any{"app", "demo"}}, "missing": true, "length": int64(2)})},
-		{"runtime_fail", scripting.Budget{}, runtimeErr("Error: bad value: 42", nil,
-			"helper_fail:hooks.js:72:9", "runtime_fail:hooks.js:76:14")},
-		{"runtime_type_error", scripting.Budget{}, runtimeErr("TypeError: Cannot read property 'name' of undefined", nil,
-			"runtime_type_error:hooks.js:80:42")},
-		{"throws_object", scripting.Budget{}, runtimeErr(`uncaught {"code":42,"reason":"nope"}`, map[string]any{"code": int64(42), "reason": "nope"},
-			"throws_object:hooks.js:84:3")},
-		{"throws_string", scripting.Budget{}, runtimeErr(`uncaught "plain"`, "plain", "throws_string:hooks.js:88:3")},
-		{"missing", scripting.Budget{}, runtimeErr(`function "missing" is not defined in hooks.js`, nil)},
-		{"NOT_A_FUNCTION", scripting.Budget{}, runtimeErr(`"NOT_A_FUNCTION" in hooks.js is a int64, not a function`, nil)},
-		{"async_hook", scripting.Budget{}, value(map[string]any{"name": "demo"})},
-		{"async_reject", scripting.Budget{}, runtimeErr("RangeError: rejected", nil)},
-		{"never_settles", scripting.Budget{}, runtimeErr("promise that never settles", nil)},
-		{"returns_function", scripting.Budget{}, outputErr("children[0].metadata.name", "got function")},
-		{"returns_nan", scripting.Budget{}, outputErr("status.ratio", "NaN has no JSON form")},
-		{"returns_inf", scripting.Budget{}, outputErr("spec[1]", "+Inf has no JSON form")},
-		{"returns_huge_number", scripting.Budget{}, outputErr("children[2].spec.replicas", "does not fit in 64 bits")},
-		{"returns_huge_bigint", scripting.Budget{}, outputErr("n", "BigInt 1180591620717411303424 does not fit in 64 bits")},
-		{"returns_undefined_element", scripting.Budget{}, outputErr("items[1]", "undefined has no JSON form")},
-		{"returns_hole", scripting.Budget{}, outputErr("items[1]", "undefined has no JSON form")},
-		{"returns_symbol", scripting.Budget{}, outputErr("labels.s", "symbol x has no JSON form")},
-		{"returns_map", scripting.Budget{}, outputErr("data", "got Map")},
-		{"returns_undefined", scripting.Budget{}, outputErr("", "undefined has no JSON form")},
-		{"returns_odd_keys", scripting.Budget{}, outputErr(`labels["app.kubernetes.io/name"]`, "got function")},
-		{"returns_cycle", scripting.Budget{}, outputErr(strings.Repeat("self.", scripting.MaxOutputDepth-1)+"self", "cyclic")},
-		{"returns_million_children", scripting.Budget{MaxMemory: 256 << 20, Timeout: 30 * time.Second}, func(t *testing.T, v any, err error) {
-			var be *scripting.BudgetError
-			if !errors.As(err, &be) || be.Budget != scripting.BudgetOutput || be.Unit != "objects" || be.Used != be.Limit+1 {
-				t.Fatalf("got %v, want maxOutput budget error", err)
+		{"counter", want(map[string]any{"calls": int64(1)})},
+		{"counter", want(map[string]any{"calls": int64(1)})},
+		{"echo", want(testRequest())},
+		{"arrow", want(map[string]any{"kind": "arrow", "name": "demo"})},
+		{"mutate", want(map[string]any{"parent": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"app": "demo", "injected": "yes"}},
+			"spec": map[string]any{"replicas": int64(4), "ratio": 0.5, "tags": []any{"A", "b", "c"},
+				"extra": map[string]any{"added": true}},
+		}})},
+		{"views", want(map[string]any{
+			"keys":    []any{"labels", "name"},
+			"forIn":   []any{"labels", "name"},
+			"spread":  map[string]any{"app": "demo", "more": int64(1)},
+			"tags":    []any{"a", "b"},
+			"mapped":  []any{"A", "B"},
+			"joined":  "a+b",
+			"isArray": true,
+			"json":    `{"labels":{"app":"demo"},"name":"demo"}`,
+			"same":    true,
+			"has":     true,
+			"length":  int64(2),
+			"sliced":  []any{"b"},
+			"entries": []any{[]any{"app", "demo"}},
+			"ratio":   0.5,
+			"missing": true,
+		})},
+		{"numbers", want(map[string]any{"int": int64(3), "neg": int64(-7), "float": 0.5, "integralFloat": int64(3),
+			"big": int64(1 << 53), "bigint": int64(12), "nil": nil, "t": true, "s": "x"})},
+		{"dates", want(map[string]any{"at": "1970-01-01T00:00:00.000Z", "now": int64(1_700_000_000_000)})},
+		{"pollute", want(map[string]any{"done": true})},
+		{"readPollution", want(map[string]any{"polluted": nil, "push": int64(1), "upper": "X", "leaked": "undefined",
+			"implicitGlobal": "undefined", "json": `{"a":1}`, "frozen": false})},
+		{"outside", func(t *testing.T, v any, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, typ := range v.(map[string]any) {
+				if typ != "undefined" {
+					t.Errorf("%s is %v in hooks, want undefined", name, typ)
+				}
 			}
 		}},
-		{"returns_request_parent", scripting.Budget{}, value(map[string]any{"copy": testRequest()["parent"]})},
+		{"requireStdlib", want(map[string]any{"same": true, "type": "object"})},
+		{"requireFs", runtimeErr(`require: only stdlib modules can be required (log, strings), not "fs"`)},
+		{"evalCode", runtimeErr("eval is not defined")},
+		{"functionCtor", runtimeErr("code generation from strings is disabled")},
+		{"generatorCtor", runtimeErr("code generation from strings is disabled")},
+		{"useStdlib", want("DEMO")},
+		{"viewEdges", want(map[string]any{"keys": []any{"labels", "name"}, "name": "again",
+			"tags": []any{"b", true, int64(3)}, "reversed": []any{"b", "a"}, "spec": []any{"ratio", "replicas", "tags"}})},
+		{"builtinNames", want([]any{"repeat", "join", "padStart", "Array", "parse"})},
+		{"stdlibFails", want(map[string]any{"caught": true, "message": "strings.fail: always fails"})},
+		{"notAFunction", runtimeErr(`"notAFunction" in hooks.js is a number, not a function`)},
+		{"missing", runtimeErr(`function "missing" is not defined in hooks.js`)},
 	}
+	clock := func() time.Time { return time.UnixMilli(1_700_000_000_000) }
 	for _, c := range cases {
-		t.Run(c.function, func(t *testing.T) {
-			// Twice: the second call must see fresh module state.
-			for range 2 {
-				req := testRequest()
-				v, err := p.Call(context.Background(), scripting.Invocation{Function: c.function, Request: req, Budget: c.budget})
-				c.check(t, v, err)
-				if !reflect.DeepEqual(req, testRequest()) {
-					t.Fatalf("request was modified: %#v", req)
-				}
+		t.Run(c.fn, func(t *testing.T) {
+			req := testRequest()
+			v, err := p.Call(context.Background(), scripting.Invocation{Function: c.fn, Request: req, Now: clock})
+			c.check(t, v, err)
+			if !reflect.DeepEqual(req, testRequest()) {
+				t.Fatalf("the hook changed its request: %v", req)
 			}
 		})
 	}
 }
 
-func TestFunctions(t *testing.T) {
-	p, err := NewCompiler().Compile("f.js", `
-function sync(r) {}
-var finalize = function (r) {};
-const customize = (r) => ({});
-let notAFunction = 1;
-async function later() {}
-if (true) { function nested() {} }
-`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := p.Functions(), []string{"customize", "finalize", "later", "sync"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("Functions() = %v, want %v", got, want)
-	}
-	v, err := p.Call(context.Background(), scripting.Invocation{Function: "customize", Request: testRequest()})
-	if err != nil || !reflect.DeepEqual(v, map[string]any{}) {
-		t.Fatalf("customize: %v %v", v, err)
-	}
-}
-
-func TestResultDoesNotAliasRequest(t *testing.T) {
-	rt := scripting.NewRuntime(scripting.Options{}, NewCompiler())
-	p := compileFixture(t, rt, "hooks.js")
+// TestResultOwned proves the result shares nothing with the request.
+func TestResultOwned(t *testing.T) {
+	p := compileFixture(t, newTestRuntime(), "hooks.js")
 	req := testRequest()
-	v, err := p.Call(context.Background(), scripting.Invocation{Function: "returns_request_parent", Request: req})
+	v, err := p.Call(context.Background(), scripting.Invocation{Function: "echo", Request: req})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v.(map[string]any)["copy"].(map[string]any)["metadata"].(map[string]any)["name"] = "changed"
-	if req["parent"].(map[string]any)["metadata"].(map[string]any)["name"] != "demo" {
-		t.Fatal("result shares maps with the request")
+	v.(map[string]any)["parent"].(map[string]any)["metadata"].(map[string]any)["name"] = "changed"
+	v.(map[string]any)["parent"].(map[string]any)["spec"].(map[string]any)["tags"].([]any)[0] = "changed"
+	if !reflect.DeepEqual(req, testRequest()) {
+		t.Fatalf("the result aliases the request: %v", req)
 	}
 }
 
-func TestTimeout(t *testing.T) {
-	p, err := NewCompiler().Compile("loop.js", "function sync(r) {\n  var n = 0;\n  for (;;) {\n    n++;\n  }\n}")
-	if err != nil {
+func TestRuntimeErrors(t *testing.T) {
+	rt := newTestRuntime()
+	p := compileFixture(t, rt, "hooks.js")
+	cases := []struct {
+		fn     string
+		msg    string
+		thrown any
+		stack  []string // innermost first, "function file:line:col"
+	}{
+		{"throwError", "TypeError: bad parent demo", nil,
+			[]string{"helper hooks.js:124:9", "throwError hooks.js:120:16"}},
+		{"throwValue", `uncaught exception: object with 3 keys`,
+			map[string]any{"code": int64(42), "reason": "nope", "list": []any{int64(1), "two"}},
+			[]string{"throwValue hooks.js:128:3"}},
+		{"throwString", `uncaught exception: "plain string"`, "plain string", []string{"throwString hooks.js:132:3"}},
+		{"callsUndefined", "TypeError: Cannot read property 'deeper' of undefined", nil, []string{"callsUndefined hooks.js:136:33"}},
+	}
+	for _, c := range cases {
+		t.Run(c.fn, func(t *testing.T) {
+			_, err := p.Call(context.Background(), scripting.Invocation{Function: c.fn, Request: testRequest()})
+			var re *scripting.RuntimeError
+			if !errors.As(err, &re) {
+				t.Fatalf("got %v, want *RuntimeError", err)
+			}
+			if !strings.Contains(re.Msg, c.msg) || !reflect.DeepEqual(re.Thrown, c.thrown) {
+				t.Fatalf("got %q thrown %#v, want %q thrown %#v", re.Msg, re.Thrown, c.msg, c.thrown)
+			}
+			var got []string
+			for _, f := range re.Stack {
+				got = append(got, fmt.Sprintf("%s %s:%d:%d", f.Function, f.File, f.Line, f.Column))
+			}
+			if len(got) < len(c.stack) || !reflect.DeepEqual(got[:len(c.stack)], c.stack) {
+				t.Fatalf("stack %q, want it to start with %q", got, c.stack)
+			}
+		})
+	}
+	t.Run("top level", func(t *testing.T) {
+		p := compileFixture(t, rt, "toplevel_throw.js")
+		_, err := p.Call(context.Background(), scripting.Invocation{Function: "sync"})
+		var re *scripting.RuntimeError
+		if !errors.As(err, &re) || !strings.Contains(re.Msg, "misconfigured") || len(re.Stack) < 2 ||
+			re.Stack[0].Line != 4 || re.Stack[1] != (scripting.Frame{Function: "<top level>", File: "toplevel_throw.js", Line: 1, Column: 26}) {
+			t.Fatalf("got %v (%#v), want misconfigured at 4 and 1:26", err, re)
+		}
+	})
+}
+
+func TestOutputErrors(t *testing.T) {
+	p := compileFixture(t, newTestRuntime(), "output_errors.js")
+	cases := []struct{ fn, path, msg string }{
+		{"cyclic", "children[0].metadata.self", "cyclic"},
+		{"fn", "children[3].metadata.name", "got a function"},
+		{"nan", "status.ratio", "got NaN"},
+		{"infinity", "status.values[2]", "got +Inf"},
+		{"hugeBigInt", "status.n", "does not fit in 64 bits"},
+		{"undefinedInArray", "children[1]", "got undefined"},
+		{"symbol", `metadata.labels["app.kubernetes.io/name"]`, "got a symbol"},
+		{"map", "data", "got a Map object"},
+		{"proxyFn", "children[0]", "got a function"},
+		{"cyclicRequest", "parent.spec.self", "cyclic"},
+		{"deep", strings.Repeat("o.", scripting.MaxOutputDepth-1) + "o", "deeper than"},
+	}
+	for _, c := range cases {
+		t.Run(c.fn, func(t *testing.T) {
+			_, err := p.Call(context.Background(), scripting.Invocation{Function: c.fn, Request: testRequest()})
+			var oe *scripting.OutputError
+			if !errors.As(err, &oe) || oe.Path != c.path || !strings.Contains(oe.Msg, c.msg) {
+				t.Fatalf("got %v, want OutputError at %s containing %q", err, c.path, c.msg)
+			}
+		})
+	}
+}
+
+func TestBudgets(t *testing.T) {
+	p := compileFixture(t, newTestRuntime(), "hostile.js")
+	small := scripting.Budget{Timeout: 200 * time.Millisecond, MaxMemory: 32 << 20, MaxStackDepth: 200,
+		MaxOutputObjects: 100_000}
+	cases := []struct {
+		fn     string
+		budget string
+	}{
+		{"infiniteLoop", scripting.BudgetTimeout},
+		{"catchesBudget", scripting.BudgetTimeout},
+		{"deepRecursion", scripting.BudgetStackDepth},
+		{"stringBomb", scripting.BudgetMemory},
+		{"padBomb", scripting.BudgetMemory},
+		{"arrayBomb", scripting.BudgetMemory},
+		{"arrayCallBomb", scripting.BudgetMemory},
+		{"fillBomb", scripting.BudgetMemory},
+		{"joinBomb", scripting.BudgetMemory},
+		{"replaceBomb", scripting.BudgetMemory},
+		{"concatGrowth", scripting.BudgetMemory},
+		{"pushGrowth", scripting.BudgetMemory},
+		{"millionChildren", ""}, // memory or output, whichever comes first
+		{"sharedFanout", scripting.BudgetOutput},
+		{"catastrophicRegexp", scripting.BudgetTimeout},
+		{"sparseFrom", scripting.BudgetMemory},
+		{"catchesRefusal", scripting.BudgetMemory},
+	}
+	for _, c := range cases {
+		t.Run(c.fn, func(t *testing.T) {
+			b := small
+			if c.budget != scripting.BudgetTimeout {
+				// Room for the memory and output budgets to act first, even under -race.
+				b.Timeout = 10 * time.Second
+			}
+			start := time.Now()
+			_, err := p.Call(context.Background(), scripting.Invocation{Function: c.fn, Budget: b})
+			var be *scripting.BudgetError
+			if !errors.As(err, &be) {
+				t.Fatalf("got %v, want *BudgetError", err)
+			}
+			if c.budget != "" && be.Budget != c.budget {
+				t.Fatalf("got %v, want the %s budget", err, c.budget)
+			}
+			if be.Limit <= 0 || be.Used <= 0 || be.Unit == "" {
+				t.Fatalf("budget error without limit, use or unit: %#v", be)
+			}
+			t.Logf("%s stopped after %v: %v", c.fn, time.Since(start), err)
+		})
+	}
+	t.Run("deepJSON", func(t *testing.T) {
+		_, err := p.Call(context.Background(), scripting.Invocation{Function: "deepJSON", Budget: small})
+		var re *scripting.RuntimeError
+		if !errors.As(err, &re) || !strings.Contains(re.Msg, "nests deeper") {
+			t.Fatalf("got %v, want a RuntimeError about nesting", err)
+		}
+	})
+	t.Run("context", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		_, err := p.Call(ctx, scripting.Invocation{Function: "infiniteLoop", Budget: small})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want the context's error", err)
+		}
+	})
+	t.Run("top level", func(t *testing.T) {
+		p := compileFixture(t, newTestRuntime(), "toplevel_loop.js")
+		_, err := p.Call(context.Background(), scripting.Invocation{Function: "sync", Budget: small})
+		var be *scripting.BudgetError
+		if !errors.As(err, &be) || be.Budget != scripting.BudgetTimeout || len(be.Stack) == 0 || be.Stack[0].Line != 1 {
+			t.Fatalf("got %v, want a timeout at line 1", err)
+		}
+	})
+}
+
+func TestConsoleLogs(t *testing.T) {
+	p := compileFixture(t, newTestRuntime(), "hooks.js")
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	if _, err := p.Call(context.Background(), scripting.Invocation{Function: "logs", Log: log}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Call(context.Background(), scripting.Invocation{Function: "sync", Budget: scripting.Budget{Timeout: 20 * time.Millisecond}})
-	var be *scripting.BudgetError
-	if !errors.As(err, &be) || be.Budget != scripting.BudgetTimeout || be.Used < be.Limit || len(be.Stack) == 0 || be.Stack[0].Line < 3 {
-		t.Fatalf("got %#v, want timeout budget error in the loop", err)
+	out := buf.String()
+	for _, want := range []string{`level=INFO msg="hello {\"a\":1} [2]"`, `level=ERROR msg="bad 3"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log output %q lacks %q", out, want)
+		}
+	}
+}
+
+// TestParallel runs many invocations of every kind at once: state must not leak between
+// them (run with -race).
+func TestParallel(t *testing.T) {
+	rt := newTestRuntime()
+	hooks := compileFixture(t, rt, "hooks.js")
+	hostile := compileFixture(t, rt, "hostile.js")
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				req := testRequest()
+				switch (g + i) % 4 {
+				case 0:
+					v, err := hooks.Call(context.Background(), scripting.Invocation{Function: "counter", Request: req})
+					if err != nil || v.(map[string]any)["calls"] != int64(1) {
+						errs <- fmt.Errorf("counter: %v %v", v, err)
+					}
+				case 1:
+					if _, err := hooks.Call(context.Background(), scripting.Invocation{Function: "pollute", Request: req}); err != nil {
+						errs <- err
+					}
+				case 2:
+					v, err := hooks.Call(context.Background(), scripting.Invocation{Function: "readPollution", Request: req})
+					if err != nil || v.(map[string]any)["polluted"] != nil || v.(map[string]any)["upper"] != "X" {
+						errs <- fmt.Errorf("readPollution: %v %v", v, err)
+					}
+				case 3:
+					_, err := hostile.Call(context.Background(), scripting.Invocation{Function: "infiniteLoop",
+						Budget: scripting.Budget{Timeout: 5 * time.Millisecond}})
+					var be *scripting.BudgetError
+					if !errors.As(err, &be) {
+						errs <- fmt.Errorf("infiniteLoop: %v", err)
+					}
+				}
+				if !reflect.DeepEqual(req, testRequest()) {
+					errs <- fmt.Errorf("request changed: %v", req)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -1,231 +1,385 @@
 package javascript
 
 import (
+	"math"
 	"slices"
 
 	"github.com/dop251/goja"
+
+	"metascript.dev/metascript/scripting"
 )
 
-// The request reaches a hook as lazy views over the engine's map[string]any / []any: a
-// mapView is a goja dynamic object and a listView a dynamic array (Array.isArray is true and
-// Array.prototype methods apply), and a leaf is converted only when the hook reads it. A
-// container read twice is the same object (cached in kids), so === and the object graph
-// behave as for a parsed JSON document.
+// The request reaches the hook as lazy copy-on-write views over the engine's values: a map
+// becomes an objectView and a slice an arrayView, both goja dynamic objects with the
+// ordinary Object and Array prototypes, so property access, Object.keys, for-in, spread,
+// JSON.stringify and the Array methods behave as on plain objects and arrays. A value is
+// converted when first read and cached, so that `request.parent === request.parent` and a
+// change made through one path is seen through every other.
 //
-// Keys enumerate in sorted order (Object.keys, for-in, JSON.stringify, spread), so output
-// built from a request is deterministic.
-//
-// Copy-on-write: the engine's maps are never written. The first write to a view (a property
-// set or deleted, an element set, length changed) gives that view a private copy of its own
-// level (own), whose nested containers are still views, and applies the write there. A hook
-// therefore behaves as if it owned a deep copy of its request, as a webhook did, and nothing
-// outside its call changes.
+// Writes (assignment, delete, push, sort, changing length) go to the view's overlay and
+// never to the engine's maps and slices: a hook may tweak its request the way webhook code
+// often does, and the change is visible to that call only. Object keys are enumerated in
+// sorted order (Go maps have none), followed by keys the hook added, in insertion order.
 
-type mapView struct {
-	cs   *callState
-	src  map[string]any
-	kids map[string]goja.Value // container views already handed out, by key
-	own  map[string]goja.Value // the private copy, after the first write
-	keys []string              // enumeration order: sorted, then keys added in order
-}
-
-type listView struct {
-	cs   *callState
-	src  []any
-	kids []goja.Value // container views already handed out, by index; made on first use
-	own  []goja.Value // the private copy, after the first write
-}
-
-var (
-	_ goja.DynamicObject = (*mapView)(nil)
-	_ goja.DynamicArray  = (*listView)(nil)
-)
-
-// viewOf converts a request value: containers become views, leaves goja values.
-func (cs *callState) viewOf(v any) goja.Value {
-	switch x := v.(type) {
-	case map[string]any:
-		return cs.rt.NewDynamicObject(&mapView{cs: cs, src: x})
-	case []any:
-		return cs.rt.NewDynamicArray(&listView{cs: cs, src: x})
+// newRequest returns the request view, or null for a nil request.
+func (cs *callState) newRequest(m map[string]any) goja.Value {
+	if m == nil {
+		return goja.Null()
 	}
-	return cs.scalar(v)
+	return cs.rt.NewDynamicObject(&objectView{cs: cs, src: m})
 }
 
-// scalar converts a JSON-shaped leaf. Other Go values (never found in objects from the API
-// server) go through goja's generic conversion.
-func (cs *callState) scalar(v any) goja.Value {
-	switch v := v.(type) {
+// toJS converts one request value. Maps and slices become views; leaves become goja
+// primitives.
+func (cs *callState) toJS(x any) goja.Value {
+	switch x := x.(type) {
 	case nil:
 		return goja.Null()
 	case string:
-		return cs.rt.ToValue(v)
+		return cs.rt.ToValue(x)
 	case bool:
-		return cs.rt.ToValue(v)
+		return cs.rt.ToValue(x)
 	case int64:
-		return cs.rt.ToValue(v)
+		return cs.rt.ToValue(x)
 	case float64:
-		return cs.rt.ToValue(v)
+		return cs.rt.ToValue(x)
+	case map[string]any:
+		return cs.rt.NewDynamicObject(&objectView{cs: cs, src: x})
+	case []any:
+		return cs.rt.NewDynamicArray(&arrayView{cs: cs, src: x, length: len(x), srcLen: len(x)})
 	}
-	return cs.rt.ToValue(v)
+	if n, ok := normaliseLeaf(x); ok {
+		return cs.toJS(n)
+	}
+	if g, err := copyJSON(nil, x, 0); err == nil {
+		// Typed containers ([]string, map[string]string, ...) are copied once into the
+		// JSON shape, then viewed like any other value.
+		return cs.toJS(g)
+	}
+	panic(cs.rt.NewTypeError("request holds a value of unsupported type %T", x))
 }
 
-func isContainer(v any) bool {
-	switch v.(type) {
-	case map[string]any, []any:
-		return true
-	}
-	return false
+// objectView is a copy-on-write view of one map.
+type objectView struct {
+	cs  *callState
+	src map[string]any // never written
+	// vals holds converted values of src (a cache) and values the hook wrote.
+	vals map[string]goja.Value
+	// gone marks keys of src the hook deleted (or deleted and wrote again: then the key is
+	// also in added, and its value in vals).
+	gone map[string]bool
+	// added lists keys not in src, or re-added after deletion, in insertion order.
+	added []string
+	// sorted holds src's keys, sorted, made on the first Keys.
+	sorted  []string
+	written bool
 }
 
-func (m *mapView) Get(key string) goja.Value {
-	if m.own != nil {
-		return m.own[key]
+func (v *objectView) Get(key string) goja.Value {
+	if val, ok := v.vals[key]; ok {
+		return val
 	}
-	v, ok := m.src[key]
+	if v.gone[key] {
+		return nil
+	}
+	x, ok := v.src[key]
 	if !ok {
 		return nil
 	}
-	if !isContainer(v) {
-		return m.cs.scalar(v)
+	val := v.cs.toJS(x)
+	if v.vals == nil {
+		v.vals = make(map[string]goja.Value, 4)
 	}
-	if k, ok := m.kids[key]; ok {
-		return k
-	}
-	if m.kids == nil {
-		m.kids = make(map[string]goja.Value, 4)
-	}
-	k := m.cs.viewOf(v)
-	m.kids[key] = k
-	return k
+	v.vals[key] = val
+	return val
 }
 
-func (m *mapView) Has(key string) bool {
-	if m.own != nil {
-		_, ok := m.own[key]
-		return ok
+func (v *objectView) Set(key string, val goja.Value) bool {
+	if v.vals == nil {
+		v.vals = make(map[string]goja.Value, 4)
 	}
-	_, ok := m.src[key]
-	return ok
-}
-
-func (m *mapView) Set(key string, val goja.Value) bool {
-	m.copyOnWrite()
-	if _, ok := m.own[key]; !ok {
-		m.keys = append(m.keys, key)
+	if _, inSrc := v.src[key]; !inSrc || v.gone[key] {
+		if _, known := v.vals[key]; !known {
+			v.added = append(v.added, key)
+		}
 	}
-	m.own[key] = val
+	v.vals[key] = val
+	v.written = true
 	return true
 }
 
-func (m *mapView) Delete(key string) bool {
-	m.copyOnWrite()
-	if _, ok := m.own[key]; ok {
-		delete(m.own, key)
-		m.keys = slices.DeleteFunc(m.keys, func(k string) bool { return k == key })
+func (v *objectView) Has(key string) bool {
+	if _, ok := v.vals[key]; ok {
+		return true
+	}
+	_, ok := v.src[key]
+	return ok && !v.gone[key]
+}
+
+func (v *objectView) Delete(key string) bool {
+	v.written = true
+	delete(v.vals, key)
+	if i := slices.Index(v.added, key); i >= 0 {
+		v.added = slices.Delete(v.added, i, i+1)
+	}
+	if _, ok := v.src[key]; ok {
+		if v.gone == nil {
+			v.gone = make(map[string]bool)
+		}
+		v.gone[key] = true
 	}
 	return true
 }
 
-func (m *mapView) Keys() []string {
-	if m.own == nil && m.keys == nil {
-		m.keys = make([]string, 0, len(m.src))
-		for k := range m.src {
-			m.keys = append(m.keys, k)
+func (v *objectView) Keys() []string {
+	if v.sorted == nil {
+		v.sorted = make([]string, 0, len(v.src))
+		for k := range v.src {
+			v.sorted = append(v.sorted, k)
 		}
-		slices.Sort(m.keys)
+		slices.Sort(v.sorted)
 	}
-	// goja keeps the slice only while it enumerates; a copy keeps later writes from
-	// changing an enumeration in progress.
-	return slices.Clone(m.keys)
+	if v.gone == nil && v.added == nil {
+		// goja only reads the slice.
+		return v.sorted
+	}
+	keys := make([]string, 0, len(v.sorted)+len(v.added))
+	for _, k := range v.sorted {
+		if !v.gone[k] {
+			keys = append(keys, k)
+		}
+	}
+	return append(keys, v.added...)
 }
 
-// copyOnWrite gives the view its private level, reusing the views already handed out.
-func (m *mapView) copyOnWrite() {
-	if m.own != nil {
-		return
-	}
-	m.cs.reserve(int64(len(m.src)) * 64)
-	m.Keys()
-	own := make(map[string]goja.Value, len(m.src)+1)
-	for _, k := range m.keys {
-		own[k] = m.Get(k)
-	}
-	m.own, m.kids = own, nil
-}
-
-func (l *listView) Len() int {
-	if l.own != nil {
-		return len(l.own)
-	}
-	return len(l.src)
-}
-
-func (l *listView) Get(i int) goja.Value {
-	if l.own != nil {
-		if i < 0 || i >= len(l.own) {
-			return nil
+// toGo converts the view back for a result: untouched values are copied from src, values
+// read or written through the view are converted from JavaScript.
+func (v *objectView) toGo(c *converter, depth int) (any, error) {
+	if v.vals == nil && !v.written {
+		if c.shareViews {
+			return v.src, nil
 		}
-		if v := l.own[i]; v != nil {
-			return v
-		}
-		return goja.Undefined()
+		return copyJSON(&c.meter, v.src, depth)
 	}
-	if i < 0 || i >= len(l.src) {
+	size := int64(scripting.OutputMapBytes + (len(v.src)+len(v.added))*scripting.OutputMapEntryBytes)
+	if err := c.meter.Add(size); err != nil {
+		return nil, err
+	}
+	m := make(map[string]any, len(v.src)+len(v.added))
+	convertKey := func(k string) error {
+		var g any
+		var err error
+		if val, ok := v.vals[k]; ok {
+			if val == nil || goja.IsUndefined(val) {
+				return nil
+			}
+			g, err = c.value(val, depth+1)
+		} else {
+			g, err = copyJSON(&c.meter, v.src[k], depth+1)
+		}
+		if err != nil {
+			return scripting.AtKey(err, k)
+		}
+		m[k] = g
 		return nil
 	}
-	v := l.src[i]
-	if !isContainer(v) {
-		return l.cs.scalar(v)
+	for k := range v.src {
+		if !v.gone[k] {
+			if err := convertKey(k); err != nil {
+				return nil, err
+			}
+		}
 	}
-	if l.kids == nil {
-		l.kids = make([]goja.Value, len(l.src))
-	} else if k := l.kids[i]; k != nil {
-		return k
+	for _, k := range v.added {
+		if err := convertKey(k); err != nil {
+			return nil, err
+		}
 	}
-	k := l.cs.viewOf(v)
-	l.kids[i] = k
-	return k
+	return m, nil
 }
 
-func (l *listView) Set(i int, val goja.Value) bool {
+// arrayView is a copy-on-write view of one slice.
+type arrayView struct {
+	cs  *callState
+	src []any // never written
+	// vals, once made, has one entry per element: a converted or written value, or nil for
+	// an element below srcLen not converted yet.
+	vals   []goja.Value
+	length int
+	// srcLen is how many leading elements may still come from src: shrinking the array
+	// lowers it, so that growing it again yields undefined, not the old elements.
+	srcLen  int
+	written bool
+}
+
+func (a *arrayView) Len() int { return a.length }
+
+func (a *arrayView) Get(i int) goja.Value {
+	if i < 0 || i >= a.length {
+		return nil
+	}
+	if a.vals != nil && a.vals[i] != nil {
+		return a.vals[i]
+	}
+	if i >= a.srcLen {
+		return goja.Undefined()
+	}
+	val := a.cs.toJS(a.src[i])
+	a.materialise()
+	a.vals[i] = val
+	return val
+}
+
+func (a *arrayView) materialise() {
+	if a.vals == nil {
+		a.vals = make([]goja.Value, a.length)
+	}
+}
+
+func (a *arrayView) Set(i int, val goja.Value) bool {
 	if i < 0 {
 		return false
 	}
-	l.copyOnWrite()
-	if i >= len(l.own) {
-		if !l.SetLen(i + 1) {
-			return false
-		}
+	if i >= a.length && !a.SetLen(i+1) {
+		return false
 	}
-	l.own[i] = val
+	a.materialise()
+	a.vals[i] = val
+	a.written = true
 	return true
 }
 
-func (l *listView) SetLen(n int) bool {
+func (a *arrayView) SetLen(n int) bool {
 	if n < 0 {
 		return false
 	}
-	l.copyOnWrite()
-	if n > len(l.own) {
-		// A length set far beyond the elements would allocate them all at once.
-		l.cs.reserve(int64(n-len(l.own)) * valueBytes)
-		l.own = append(l.own, make([]goja.Value, n-len(l.own))...)
-	} else {
-		clear(l.own[n:])
-		l.own = l.own[:n]
+	if n > a.length {
+		a.cs.reserve(int64(n-a.length) * bytesPerElement)
 	}
+	a.written = true
+	a.materialise()
+	a.srcLen = min(a.srcLen, n, a.length)
+	if n <= a.length {
+		clear(a.vals[n:])
+		a.vals = a.vals[:n]
+	} else {
+		a.vals = append(a.vals, make([]goja.Value, n-a.length)...)
+	}
+	a.length = n
 	return true
 }
 
-func (l *listView) copyOnWrite() {
-	if l.own != nil {
-		return
+func (a *arrayView) toGo(c *converter, depth int) (any, error) {
+	if a.vals == nil && !a.written {
+		if c.shareViews {
+			return a.src, nil
+		}
+		return copyJSON(&c.meter, a.src, depth)
 	}
-	l.cs.reserve(int64(len(l.src)) * valueBytes)
-	own := make([]goja.Value, len(l.src))
-	for i := range l.src {
-		own[i] = l.Get(i)
+	if err := c.meter.Add(scripting.OutputListBytes + int64(a.length)*scripting.OutputListEntryBytes); err != nil {
+		return nil, err
 	}
-	l.own, l.kids = own, nil
+	l := make([]any, a.length)
+	for i := range a.length {
+		var g any
+		var err error
+		switch val := a.vals[i]; {
+		case val != nil && !goja.IsUndefined(val):
+			g, err = c.value(val, depth+1)
+		case val == nil && i < a.srcLen:
+			g, err = copyJSON(&c.meter, a.src[i], depth+1)
+		default:
+			err = scripting.NewOutputError(scripting.JavaScript, "expected a JSON value, got undefined (use null)")
+		}
+		if err != nil {
+			return nil, scripting.AtIndex(err, i)
+		}
+		l[i] = g
+	}
+	return l, nil
+}
+
+// copyJSON deep-copies a request value into the JSON shape, charging meter (if not nil).
+func copyJSON(meter *scripting.OutputMeter, x any, depth int) (any, error) {
+	if depth >= scripting.MaxOutputDepth {
+		return nil, scripting.NewOutputError(scripting.JavaScript, "value nests deeper than %d levels", scripting.MaxOutputDepth)
+	}
+	add := func(n int64) error {
+		if meter == nil {
+			return nil
+		}
+		return meter.Add(n)
+	}
+	switch x := x.(type) {
+	case map[string]any:
+		size := int64(scripting.OutputMapBytes + len(x)*scripting.OutputMapEntryBytes)
+		for k := range x {
+			size += int64(len(k))
+		}
+		if err := add(size); err != nil {
+			return nil, err
+		}
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			g, err := copyJSON(meter, e, depth+1)
+			if err != nil {
+				return nil, scripting.AtKey(err, k)
+			}
+			m[k] = g
+		}
+		return m, nil
+	case []any:
+		if err := add(scripting.OutputListBytes + int64(len(x))*scripting.OutputListEntryBytes); err != nil {
+			return nil, err
+		}
+		l := make([]any, len(x))
+		for i, e := range x {
+			g, err := copyJSON(meter, e, depth+1)
+			if err != nil {
+				return nil, scripting.AtIndex(err, i)
+			}
+			l[i] = g
+		}
+		return l, nil
+	case string:
+		return x, add(scripting.OutputStringBytes + int64(len(x)))
+	case nil, bool, int64:
+		return x, add(scripting.OutputScalarBytes)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, scripting.NewOutputError(scripting.JavaScript, "expected a JSON number, got %v", x)
+		}
+		return x, add(scripting.OutputScalarBytes)
+	case []string:
+		l := make([]any, len(x))
+		for i, s := range x {
+			l[i] = s
+		}
+		return copyJSON(meter, l, depth)
+	case map[string]string:
+		m := make(map[string]any, len(x))
+		for k, s := range x {
+			m[k] = s
+		}
+		return copyJSON(meter, m, depth)
+	}
+	if n, ok := normaliseLeaf(x); ok {
+		return copyJSON(meter, n, depth)
+	}
+	return nil, scripting.NewOutputError(scripting.JavaScript, "request holds a value of unsupported type %T", x)
+}
+
+// normaliseLeaf maps Go number types other than int64 and float64 to those two.
+func normaliseLeaf(x any) (any, bool) {
+	switch x := x.(type) {
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case float32:
+		return float64(x), true
+	}
+	return nil, false
 }

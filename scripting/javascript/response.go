@@ -5,301 +5,201 @@ import (
 	"math/big"
 	"reflect"
 	"strconv"
-	"time"
 
 	"github.com/dop251/goja"
 
 	"metascript.dev/metascript/scripting"
 )
 
-// toGo converts a hook's result to the JSON shape in one pass, the way JSON.stringify
-// would read it: plain objects → map[string]any (own enumerable string keys; a property
-// holding undefined is left out), arrays → []any, numbers → int64 when integral and within
-// 64 bits, float64 otherwise, strings, booleans, null → nil, Dates → their ISO string, boxed
-// primitives → their value. Every value is charged to meter before its Go form is
-// allocated, so an oversized result is refused part-way.
+// converter turns a hook's result into the JSON shape: objects become map[string]any,
+// arrays []any, strings string, booleans bool, integral numbers that fit int64 (and BigInts
+// that fit) int64, other finite numbers float64, null nil.
 //
-// A value with no JSON form is an *scripting.OutputError naming its path: a function, a
-// symbol, undefined as an array element or as the result, NaN or ±Infinity, an integral
-// number or BigInt beyond 64 bits, a Map, Set, RegExp or other exotic object, nesting deeper
-// than scripting.MaxOutputDepth (as cyclic values are).
+// It follows JSON.stringify where that is well defined: only own string-keyed properties are
+// converted (enumerable or not; see plainObject), properties whose value is undefined are left out, Date objects
+// become their toJSON() string, and String, Number and Boolean wrapper objects are unwrapped.
+// Everything JSON.stringify would silently change or drop is an *scripting.OutputError
+// naming its path: undefined in an array, functions, symbols, NaN and ±Infinity, BigInts
+// beyond int64, cycles, other built-in objects (Map, Set, RegExp, Error, Promise, ...), and
+// nesting deeper than scripting.MaxOutputDepth. Output size and value count are charged to
+// the budget before each value is built.
 //
-// Request views in the result are deep-copied from the engine's Go values without going
-// through goja, unless shareViews: then their Go values are returned as they are (for stdlib
-// arguments, which are read and never retained).
-//
-// Reading a property may run a getter; toGo must therefore run while the invocation's
-// budgets are armed, and a getter's exception reaches the caller as a panic.
-func toGo(v goja.Value, meter *scripting.OutputMeter) (any, error) {
-	c := converter{meter: meter}
-	return c.value(v, 0)
-}
-
+// Getters and proxy traps run while converting, under the invocation's budgets. A shared
+// object (the same labels object in many children) is converted once per occurrence: the
+// result shares no map or slice with itself, the request or the Runtime.
 type converter struct {
-	meter      *scripting.OutputMeter
+	cs    *callState
+	rt    *goja.Runtime
+	meter scripting.OutputMeter
+	// shareViews passes request views the hook did not touch as the engine's own values
+	// instead of copies, for stdlib arguments, which are neither retained nor mutated.
 	shareViews bool
+	// ancestors are the objects being converted, outermost first: one seen again is a cycle.
+	ancestors []*goja.Object
 }
 
-func outErr(format string, args ...any) error {
-	return scripting.NewOutputError(scripting.JavaScript, format, args...)
+func newConverter(cs *callState) *converter {
+	return &converter{cs: cs, rt: cs.rt, meter: scripting.NewOutputMeter(scripting.JavaScript, cs.budget),
+		ancestors: make([]*goja.Object, 0, 16)}
 }
 
-func tooDeep() error {
-	return outErr("value nests deeper than %d levels (is it cyclic?)", scripting.MaxOutputDepth)
+// convert converts v. Exceptions thrown by getters and proxy traps are returned as
+// *goja.Exception; interrupts propagate as panics to callState.run.
+func (c *converter) convert(v goja.Value) (out any, err error) {
+	if ex := c.rt.Try(func() { out, err = c.value(v, 0) }); ex != nil {
+		return nil, ex
+	}
+	return out, err
 }
 
 var (
-	mapViewType  = reflect.TypeFor[*mapView]()
-	listViewType = reflect.TypeFor[*listView]()
-	// plainObjectType is what goja's ordinary objects export as.
 	plainObjectType = reflect.TypeFor[map[string]any]()
+	objectViewType  = reflect.TypeFor[*objectView]()
+	arrayViewType   = reflect.TypeFor[*arrayView]()
 )
-
-// exoticName names an object that is not plain by its Symbol.toStringTag ("Map").
-func exoticName(o *goja.Object) string {
-	if t := o.GetSymbol(goja.SymToStringTag); t != nil {
-		if s, ok := t.Export().(string); ok {
-			return s
-		}
-	}
-	return "an exotic object"
-}
 
 func (c *converter) value(v goja.Value, depth int) (any, error) {
 	if o, ok := v.(*goja.Object); ok {
 		return c.object(o, depth)
 	}
 	if v == nil || goja.IsUndefined(v) {
-		return nil, outErr("undefined has no JSON form")
+		return nil, c.meter.Add(scripting.OutputScalarBytes)
 	}
-	if s, ok := v.(*goja.Symbol); ok {
-		return nil, outErr("symbol %s has no JSON form", s.String())
+	if _, ok := v.(*goja.Symbol); ok {
+		return nil, scripting.NewOutputError(scripting.JavaScript, "expected a JSON value, got a symbol")
 	}
 	return c.primitive(v.Export())
 }
 
-// primitive converts the export of a primitive value.
-func (c *converter) primitive(e any) (any, error) {
-	switch x := e.(type) {
+// primitive converts an exported primitive. It returns x itself where it can: boxing its
+// value again would allocate.
+func (c *converter) primitive(x any) (any, error) {
+	switch v := x.(type) {
 	case string:
-		if err := c.meter.Add(scripting.OutputStringBytes + int64(len(x))); err != nil {
-			return nil, err
-		}
-		return e, nil
+		return x, c.meter.Add(scripting.OutputStringBytes + int64(len(v)))
 	case int64, bool, nil:
-		if err := c.meter.Add(scripting.OutputScalarBytes); err != nil {
-			return nil, err
-		}
-		return e, nil
+		return x, c.meter.Add(scripting.OutputScalarBytes)
 	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, scripting.NewOutputError(scripting.JavaScript, "expected a JSON number, got %v", v)
+		}
 		if err := c.meter.Add(scripting.OutputScalarBytes); err != nil {
 			return nil, err
 		}
-		return number(x)
+		if v == math.Trunc(v) && v >= -(1<<63) && v < 1<<63 {
+			return int64(v), nil
+		}
+		return x, nil
 	case *big.Int:
-		if err := c.meter.Add(scripting.OutputScalarBytes); err != nil {
-			return nil, err
+		if !v.IsInt64() {
+			return nil, scripting.NewOutputError(scripting.JavaScript, "BigInt %s does not fit in 64 bits", v)
 		}
-		if !x.IsInt64() {
-			return nil, outErr("BigInt %s does not fit in 64 bits", x.String())
-		}
-		return x.Int64(), nil
+		return v.Int64(), c.meter.Add(scripting.OutputScalarBytes)
 	}
-	return nil, outErr("expected a JSON value, got %T", e)
-}
-
-// number converts a float: integral values within int64 become int64, so that a count
-// computed as 3.0 reaches Go as the integer 3.
-func number(f float64) (any, error) {
-	switch {
-	case math.IsNaN(f):
-		return nil, outErr("NaN has no JSON form")
-	case math.IsInf(f, 0):
-		return nil, outErr("%v has no JSON form", f)
-	case f == math.Trunc(f):
-		if f < -(1<<63) || f >= 1<<63 {
-			return nil, outErr("integral number %v does not fit in 64 bits", f)
-		}
-		return int64(f), nil
-	}
-	return f, nil
+	return nil, scripting.NewOutputError(scripting.JavaScript, "expected a JSON value, got %T", x)
 }
 
 func (c *converter) object(o *goja.Object, depth int) (any, error) {
 	if depth >= scripting.MaxOutputDepth {
-		return nil, tooDeep()
+		return nil, scripting.NewOutputError(scripting.JavaScript, "value nests deeper than %d levels", scripting.MaxOutputDepth)
 	}
-	switch o.ExportType() {
-	case mapViewType:
-		m := o.Export().(*mapView)
-		if m.own == nil {
-			return c.goValue(m.src, depth)
+	for _, a := range c.ancestors {
+		if a == o {
+			return nil, scripting.NewOutputError(scripting.JavaScript, "cyclic value: an object contains itself")
 		}
-		return c.ownMap(m, depth)
-	case listViewType:
-		l := o.Export().(*listView)
-		if l.own == nil {
-			return c.goValue(l.src, depth)
-		}
-		return c.list(l.own, depth)
 	}
-	switch cls := o.ClassName(); cls {
+	c.ancestors = append(c.ancestors, o)
+	v, err := c.objectValue(o, depth)
+	c.ancestors = c.ancestors[:len(c.ancestors)-1]
+	return v, err
+}
+
+func (c *converter) objectValue(o *goja.Object, depth int) (any, error) {
+	exportType := o.ExportType()
+	switch exportType {
+	case objectViewType:
+		return o.Export().(*objectView).toGo(c, depth)
+	case arrayViewType:
+		return o.Export().(*arrayView).toGo(c, depth)
+	}
+	switch o.ClassName() {
 	case "Object":
-		if o.ExportType() == plainObjectType {
-			return c.plainObject(o, depth)
+		if exportType != plainObjectType {
+			// Map, Set, WeakMap, Promise, ...: objects of class Object with internal state.
+			return nil, scripting.NewOutputError(scripting.JavaScript, "expected a JSON value, got a %s object", tagOf(o))
 		}
-		// Map, Set, Promise, Proxy and other exotic objects.
-		return nil, outErr("got %s, which has no JSON form (convert it to an object or array first)", exoticName(o))
+		return c.plainObject(o, depth)
 	case "Array":
 		return c.array(o, depth)
 	case "Function":
-		return nil, outErr("got function, which has no JSON form")
+		return nil, scripting.NewOutputError(scripting.JavaScript, "expected a JSON value, got a function")
 	case "Date":
-		t, ok := o.Export().(time.Time)
+		toJSON, ok := goja.AssertFunction(o.Get("toJSON"))
 		if !ok {
-			return nil, outErr("invalid Date has no JSON form")
+			return nil, scripting.NewOutputError(scripting.JavaScript, "expected a JSON value, got a Date without toJSON")
 		}
-		return c.primitive(t.UTC().Format("2006-01-02T15:04:05.000Z"))
-	case "String", "Number", "Boolean", "BigInt":
+		v, err := toJSON(o)
+		if err != nil {
+			panic(err)
+		}
+		return c.value(v, depth+1)
+	case "String", "Number", "Boolean":
 		return c.primitive(o.Export())
-	default:
-		return nil, outErr("got %s, which has no JSON form (convert it to an object or array first)", cls)
 	}
+	return nil, scripting.NewOutputError(scripting.JavaScript, "expected a JSON value, got a %s object", o.ClassName())
 }
 
+// plainObject converts an object's own string-keyed properties. goja's Keys, which filters
+// enumerable ones, costs twice GetOwnPropertyNames; properties made non-enumerable with
+// Object.defineProperty are therefore converted too, unlike in JSON.stringify.
 func (c *converter) plainObject(o *goja.Object, depth int) (any, error) {
-	keys := o.Keys()
-	if err := c.meter.Add(scripting.OutputMapBytes + scripting.OutputMapEntryBytes*int64(len(keys))); err != nil {
-		return nil, err
-	}
-	out := make(map[string]any, len(keys))
+	keys := o.GetOwnPropertyNames()
+	size := int64(scripting.OutputMapBytes + len(keys)*scripting.OutputMapEntryBytes)
 	for _, k := range keys {
-		v := o.Get(k)
-		if v == nil || goja.IsUndefined(v) {
-			continue
-		}
-		g, err := c.value(v, depth+1)
-		if err != nil {
-			return nil, scripting.AtKey(err, k)
-		}
-		out[k] = g
+		size += int64(len(k))
 	}
-	return out, nil
-}
-
-func (c *converter) ownMap(m *mapView, depth int) (any, error) {
-	if err := c.meter.Add(scripting.OutputMapBytes + scripting.OutputMapEntryBytes*int64(len(m.keys))); err != nil {
+	if err := c.meter.Add(size); err != nil {
 		return nil, err
 	}
-	out := make(map[string]any, len(m.keys))
-	for _, k := range m.keys {
-		v := m.own[k]
-		if v == nil || goja.IsUndefined(v) {
+	m := make(map[string]any, len(keys))
+	for _, k := range keys {
+		fv := o.Get(k)
+		if fv == nil || goja.IsUndefined(fv) {
 			continue
 		}
-		g, err := c.value(v, depth+1)
+		g, err := c.value(fv, depth+1)
 		if err != nil {
 			return nil, scripting.AtKey(err, k)
 		}
-		out[k] = g
+		m[k] = g
 	}
-	return out, nil
+	return m, nil
 }
 
 func (c *converter) array(o *goja.Object, depth int) (any, error) {
 	n := o.Get("length").ToInteger()
-	if err := c.meter.Add(scripting.OutputListBytes + scripting.OutputListEntryBytes*n); err != nil {
+	if err := c.meter.Add(scripting.OutputListBytes + n*scripting.OutputListEntryBytes); err != nil {
 		return nil, err
 	}
-	out := make([]any, n)
-	for i := range n {
-		g, err := c.value(o.Get(indexKey(i)), depth+1)
-		if err != nil {
-			return nil, scripting.AtIndex(err, int(i))
+	l := make([]any, n)
+	for i := range l {
+		ev := o.Get(strconv.Itoa(i))
+		if ev == nil || goja.IsUndefined(ev) {
+			return nil, scripting.AtIndex(scripting.NewOutputError(scripting.JavaScript, "expected a JSON value, got undefined (use null)"), i)
 		}
-		out[i] = g
-	}
-	return out, nil
-}
-
-func (c *converter) list(vs []goja.Value, depth int) (any, error) {
-	if err := c.meter.Add(scripting.OutputListBytes + scripting.OutputListEntryBytes*int64(len(vs))); err != nil {
-		return nil, err
-	}
-	out := make([]any, len(vs))
-	for i, v := range vs {
-		g, err := c.value(v, depth+1)
+		g, err := c.value(ev, depth+1)
 		if err != nil {
 			return nil, scripting.AtIndex(err, i)
 		}
-		out[i] = g
+		l[i] = g
 	}
-	return out, nil
+	return l, nil
 }
 
-// indexKeys are the property names of the first array indexes, made once so that reading
-// an array allocates no key strings.
-var indexKeys = func() []string {
-	ks := make([]string, 4096)
-	for i := range ks {
-		ks[i] = strconv.Itoa(i)
+// tagOf names an object's kind by its Symbol.toStringTag, as Object.prototype.toString does.
+func tagOf(o *goja.Object) string {
+	if t := o.GetSymbol(goja.SymToStringTag); t != nil && goja.IsString(t) {
+		return t.String()
 	}
-	return ks
-}()
-
-func indexKey(i int64) string {
-	if i < int64(len(indexKeys)) {
-		return indexKeys[i]
-	}
-	return strconv.FormatInt(i, 10)
-}
-
-// goValue deep-copies a request value (or shares it), charging the meter.
-func (c *converter) goValue(v any, depth int) (any, error) {
-	if depth >= scripting.MaxOutputDepth {
-		return nil, tooDeep()
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		if err := c.meter.Add(scripting.OutputMapBytes + scripting.OutputMapEntryBytes*int64(len(v))); err != nil {
-			return nil, err
-		}
-		if c.shareViews {
-			return v, nil
-		}
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			g, err := c.goValue(e, depth+1)
-			if err != nil {
-				return nil, scripting.AtKey(err, k)
-			}
-			out[k] = g
-		}
-		return out, nil
-	case []any:
-		if err := c.meter.Add(scripting.OutputListBytes + scripting.OutputListEntryBytes*int64(len(v))); err != nil {
-			return nil, err
-		}
-		if c.shareViews {
-			return v, nil
-		}
-		out := make([]any, len(v))
-		for i, e := range v {
-			g, err := c.goValue(e, depth+1)
-			if err != nil {
-				return nil, scripting.AtIndex(err, i)
-			}
-			out[i] = g
-		}
-		return out, nil
-	case string:
-		if err := c.meter.Add(scripting.OutputStringBytes + int64(len(v))); err != nil {
-			return nil, err
-		}
-		return v, nil
-	}
-	if err := c.meter.Add(scripting.OutputScalarBytes); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return "non-plain"
 }

@@ -1,13 +1,13 @@
 // The sync logic of BenchmarkSync: a parent with a template → n ConfigMaps.
 function sync(request) {
-  var parent = request.parent;
-  var meta = parent.metadata;
-  var spec = parent.spec;
-  var tmpl = spec.template;
-  var name = meta.name;
-  var children = [];
-  for (var i = 0; i < spec.replicas; i++) {
-    var labels = Object.assign({}, tmpl.labels);
+  const parent = request.parent;
+  const meta = parent.metadata;
+  const spec = parent.spec;
+  const tmpl = spec.template;
+  const name = meta.name;
+  const children = [];
+  for (let i = 0; i < spec.replicas; i++) {
+    const labels = Object.assign({}, tmpl.labels);
     labels["app.kubernetes.io/instance"] = name;
     labels.index = String(i);
     children.push({

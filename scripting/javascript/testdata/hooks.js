@@ -1,162 +1,180 @@
-// Well-behaved hooks and the error cases of the test table, one function each.
-var COUNTER = [0];
-var LIMITS = { max: 3 };
-let calls = 0;
+// Hooks exercised by TestCall: each function is one case.
+var calls = 0; // module state: must read 1 in every call
 
-function sync(request) {
-  var parent = request.parent;
-  return {
-    name: parent.metadata.name,
-    labels: parent.metadata.labels,
-    replicas: parent.spec.replicas,
-    ratio: parent.spec.ratio,
-    tags: parent.spec.tags.map(function (t) { return t; }),
-    empty: null,
-    ok: true,
-    skipped: undefined,
-    float3: 3.0,
-    big: 9007199254740993n,
-    when: new Date(Date.UTC(2024, 4, 1, 12, 0, 0)),
-  };
-}
-
-function bump_counter(request) {
-  // Module state is made anew for every call: the counter always starts at zero.
-  COUNTER.push(1);
+function counter(request) {
   calls++;
-  LIMITS.max = 100;
-  return { length: COUNTER.length, calls: calls, max: LIMITS.max };
+  return { calls: calls };
 }
 
-function mutate_request(request) {
-  var labels = request.parent.metadata.labels;
-  labels.added = "yes";
-  request.parent.spec.tags.push("extra");
+function echo(request) {
+  return request;
+}
+
+const arrow = (request) => ({ kind: "arrow", name: request.parent.metadata.name });
+
+// Webhook-style code that edits its request in place before answering.
+function mutate(request) {
+  const parent = request.parent;
+  parent.metadata.labels.injected = "yes";
+  delete parent.metadata.name;
+  parent.spec.tags.push("c");
+  parent.spec.tags[0] = "A";
+  parent.spec.extra = { added: true };
   request.parent.spec.replicas += 1;
-  request["new"] = { x: 1 };
-  delete request.parent.spec.ratio;
-  return {
-    labels: request.parent.metadata.labels,
-    tags: request.parent.spec.tags,
-    replicas: request.parent.spec.replicas,
-    keys: Object.keys(request).sort(),
-    spec: request.parent.spec,
-  };
+  return { parent: request.parent };
 }
 
-function read_views(request) {
-  var parent = request.parent;
-  var keys = [];
-  for (var k in parent.metadata) keys.push(k);
-  var copy = Object.assign({}, parent.metadata.labels);
-  var spread = { ...parent.spec, extra: 1 };
+// Views behave like plain objects and arrays.
+function views(request) {
+  const p = request.parent;
+  const keys = Object.keys(p.metadata);
+  const forIn = [];
+  for (const k in p.metadata) forIn.push(k);
+  const spread = { ...p.metadata.labels, more: 1 };
+  const tags = [...p.spec.tags];
   return {
-    json: JSON.stringify(parent.metadata),
     keys: keys,
-    same: parent.metadata === request.parent.metadata,
-    is_array: Array.isArray(parent.spec.tags),
-    joined: parent.spec.tags.join("+"),
-    spread_tags: [...parent.spec.tags, "c"],
-    mapped: parent.spec.tags.map(function (t) { return t.toUpperCase(); }),
-    copy: copy,
+    forIn: forIn,
     spread: spread,
-    has: "labels" in parent.metadata,
-    has_own: Object.prototype.hasOwnProperty.call(parent.metadata, "name"),
-    entries: Object.entries(parent.metadata.labels),
-    missing: parent.nothing === undefined,
-    length: parent.spec.tags.length,
+    tags: tags,
+    mapped: p.spec.tags.map((t) => t.toUpperCase()),
+    joined: p.spec.tags.join("+"),
+    isArray: Array.isArray(p.spec.tags),
+    json: JSON.stringify(p.metadata),
+    same: request.parent === request.parent,
+    has: "labels" in p.metadata && p.metadata.hasOwnProperty("name"),
+    length: p.spec.tags.length,
+    sliced: p.spec.tags.slice(1),
+    entries: Object.entries(p.metadata.labels),
+    ratio: p.spec.ratio,
+    missing: p.spec.nothing === undefined,
   };
 }
 
-function helper_fail(x) {
-  throw new Error("bad value: " + x);
+function numbers(request) {
+  return { int: 3, neg: -7, float: 0.5, integralFloat: 6 / 2, big: 2 ** 53, bigint: 12n, nil: null, t: true, s: "x", dropped: undefined };
 }
 
-function runtime_fail(request) {
-  helper_fail(42);
+function dates(request) {
+  return { at: new Date(0), now: Date.now() };
 }
 
-function runtime_type_error(request) {
-  return request.parent.metadata.missing.name;
+// Prototype and global pollution; readPollution must see none of it in a later call.
+function pollute(request) {
+  Object.prototype.polluted = "yes";
+  Array.prototype.push = function () { return "hijacked"; };
+  String.prototype.toUpperCase = function () { return "hijacked"; };
+  globalThis.leaked = "yes";
+  implicitGlobal = "yes";
+  JSON.stringify = function () { return "hijacked"; };
+  Object.freeze(Object.prototype);
+  return { done: true };
 }
 
-function throws_object(request) {
-  throw { code: 42, reason: "nope" };
+function readPollution(request) {
+  const a = [];
+  a.push(1);
+  return {
+    polluted: ({}).polluted === undefined ? null : "polluted",
+    push: a.length,
+    upper: "x".toUpperCase(),
+    leaked: typeof leaked,
+    implicitGlobal: typeof implicitGlobal,
+    json: JSON.stringify({ a: 1 }),
+    frozen: Object.isFrozen(Object.prototype),
+  };
 }
 
-function throws_string(request) {
-  throw "plain";
+// What a Node webhook could reach must not exist.
+function outside(request) {
+  const out = {};
+  for (const name of ["process", "fetch", "XMLHttpRequest", "setTimeout", "setInterval", "setImmediate", "queueMicrotask",
+    "Deno", "Bun", "module", "exports", "__dirname", "Buffer", "eval", "Uint8Array", "ArrayBuffer", "DataView", "WebAssembly"]) {
+    out[name] = typeof globalThis[name];
+  }
+  return out;
 }
 
-var NOT_A_FUNCTION = 1;
-
-async function async_hook(request) {
-  var v = await Promise.resolve(request.parent.metadata.name);
-  return { name: v };
+function requireStdlib(request) {
+  return { same: require("strings") === strings, type: typeof require("strings") };
 }
 
-async function async_reject(request) {
-  throw new RangeError("rejected");
+function requireFs(request) {
+  return require("fs");
 }
 
-function never_settles(request) {
-  return new Promise(function () {});
+function evalCode(request) {
+  return eval("1 + 1");
 }
 
-function returns_function(request) {
-  return { children: [{ metadata: { name: sync } }] };
+function functionCtor(request) {
+  return (function () {}).constructor("return 1")();
 }
 
-function returns_nan(request) {
-  return { status: { ratio: NaN } };
+function generatorCtor(request) {
+  function* g() { yield 1; }
+  return Object.getPrototypeOf(g).constructor("yield 2")().next().value;
 }
 
-function returns_inf(request) {
-  return { spec: [1.5, Infinity] };
+function throwError(request) {
+  return helper(request.parent);
 }
 
-function returns_huge_number(request) {
-  return { children: [{}, {}, { spec: { replicas: 1e300 } }] };
+function helper(parent) {
+  throw new TypeError("bad parent " + parent.metadata.name);
 }
 
-function returns_huge_bigint(request) {
-  return { n: 2n ** 70n };
+function throwValue(request) {
+  throw { code: 42, reason: "nope", list: [1, "two"] };
 }
 
-function returns_undefined_element(request) {
-  return { items: [1, undefined] };
+function throwString(request) {
+  throw "plain string";
 }
 
-function returns_hole(request) {
-  var a = [1];
-  a[2] = 3;
-  return { items: a };
+function callsUndefined(request) {
+  return request.parent.nothing.deeper;
 }
 
-function returns_symbol(request) {
-  return { labels: { s: Symbol("x") } };
+function useStdlib(request) {
+  return strings.upper(request.parent.metadata.name, undefined);
 }
 
-function returns_map(request) {
-  return { data: new Map() };
+function stdlibFails(request) {
+  try {
+    strings.fail("x");
+  } catch (e) {
+    return { caught: e instanceof Error, message: e.message };
+  }
 }
 
-function returns_undefined(request) {}
-
-function returns_cycle(request) {
-  var x = { a: 1 };
-  x.self = x;
-  return x;
+function logs(request) {
+  console.log("hello", { a: 1 }, [2]);
+  console.error("bad", 3);
+  return null;
 }
 
-function returns_million_children(request) {
-  return { children: new Array(1000000).fill({ name: "c" }) };
+var notAFunction = 3;
+
+function builtinNames(request) {
+  return ["x".repeat.name, [].join.name, "x".padStart.name, Array.name, JSON.parse.name];
 }
 
-function returns_request_parent(request) {
-  return { copy: request.parent };
-}
-
-function returns_odd_keys(request) {
-  return { labels: { "app.kubernetes.io/name": function () {} } };
+// Copy-on-write edge cases: delete and re-add, truncate and grow, sort in place.
+function viewEdges(request) {
+  const m = request.parent.metadata;
+  delete m.name;
+  m.name = "again";
+  const tags = request.parent.spec.tags;
+  tags.sort().reverse();
+  const truncated = tags.slice();
+  tags.length = 1;
+  tags.length = 3;
+  return {
+    keys: Object.keys(m),
+    name: m.name,
+    tags: [tags[0], tags[1] === undefined, tags.length],
+    reversed: truncated,
+    spec: Object.keys(request.parent.spec),
+  };
 }

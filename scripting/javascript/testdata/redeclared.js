@@ -1,5 +1,5 @@
 function sync(request) {
-  let a = 1;
-  let a = 2;
-  return a;
+  return {};
 }
+let x = 1;
+let x = 2;

@@ -1,3 +1,8 @@
 function sync(request) {
-  return { a: 1 b: 2 };
+  return {
+    children: [
+      { name: "a" }
+      { name: "b" },
+    ],
+  };
 }

@@ -1,9 +1,9 @@
-function check() {
+const config = loadConfig();
+
+function loadConfig() {
   throw new Error("misconfigured");
 }
 
-check();
-
 function sync(request) {
-  return 1;
+  return config;
 }

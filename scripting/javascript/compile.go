@@ -1,0 +1,268 @@
+// Package javascript is the JavaScript adapter of package scripting, built on
+// github.com/dop251/goja (ECMAScript 5.1 plus the ES2015+ features goja implements).
+//
+// Compile parses and compiles hook source once into an immutable *goja.Program that every
+// call shares. Each Call runs on a fresh goja Runtime (see call.go for why a fresh runtime
+// rather than a reset pooled one), sees the request through lazy copy-on-write views
+// (request.go), and has its result converted directly to the JSON shape (response.go).
+//
+// Sandbox: the only globals beyond the ECMAScript built-ins are the stdlib modules and
+// require, which returns stdlib modules only. There is no console, no timers, no file system,
+// network, environment or process access; eval, Function and the other constructors that
+// compile strings are removed, and typed arrays and ArrayBuffer (which allocate in one step)
+// are not offered. See sandbox.go and the budgets in budget.go.
+package javascript
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/file"
+	"github.com/dop251/goja/parser"
+
+	"metascript.dev/metascript/scripting"
+)
+
+// Compiler is the JavaScript scripting.Compiler. The zero value is ready to use, offers every
+// stdlib module, and is safe for concurrent use.
+type Compiler struct {
+	modules *moduleSet // nil: stdlib.All()
+}
+
+// NewCompiler returns a Compiler offering every stdlib module.
+func NewCompiler() Compiler { return Compiler{} }
+
+var _ scripting.Compiler = Compiler{}
+
+// Language returns scripting.JavaScript.
+func (Compiler) Language() scripting.Language { return scripting.JavaScript }
+
+// Version names the goja revision and this adapter's semantics; a change recompiles cached
+// programs.
+func (Compiler) Version() string { return "goja-20260917113740-793a2a65c13b/adapter-1" }
+
+// Compile parses and compiles source once. Syntax errors and sources that exceed the
+// complexity limits of checkSourceShape are returned as *scripting.CompileError with a
+// 1-based line and column.
+//
+// The source is compiled as the body of a function (wrapperPrefix ... wrapperSuffix) rather
+// than as a script: each call evaluates that function afresh, so top-level declarations are
+// new in every call, live in a closure rather than on the global object, and a top-level
+// let or const never collides with the previous call's. The prefix shares the first line
+// with the source, so lines are unchanged and only columns of line 1 are shifted back.
+func (c Compiler) Compile(name, source string) (scripting.Program, error) {
+	if err := checkSourceShape(source); err != nil {
+		err.File = name
+		return nil, err
+	}
+	// The source must be a valid script on its own: parse it unwrapped first, for errors
+	// located in the source as written and for its top-level declarations. Source maps are
+	// disabled: the parser would otherwise read the file a sourceMappingURL comment names.
+	astProg, err := parser.ParseFile(nil, name, source, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		return nil, parseError(name, err)
+	}
+	if _, err := goja.CompileAST(astProg, false); err != nil {
+		return nil, compileError(name, astProg.File, err)
+	}
+	mods := c.modules
+	if mods == nil {
+		mods = defaultModules()
+	}
+	p := &Program{name: name, modules: mods}
+	bindings := p.collectTopLevel(astProg)
+	p.codeGenSyntax = usesGeneratorsOrAsync(astProg)
+
+	wrapped := wrapperPrefix + source + wrapperSuffix(bindings)
+	wast, err := parser.ParseFile(nil, name, wrapped, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		return nil, shiftFirstLine(parseError(name, err))
+	}
+	if p.prg, err = goja.CompileAST(wast, false); err != nil {
+		return nil, shiftFirstLine(compileError(name, wast.File, err))
+	}
+	return p, nil
+}
+
+// wrapperPrefix opens the function the source is compiled into; see Compile. Its name marks
+// the top level in stack traces.
+const (
+	wrapperName   = "$metascript$toplevel"
+	wrapperPrefix = "(function " + wrapperName + "(){"
+)
+
+// wrapperSuffix closes the function with an accessor of the top-level bindings: calling the
+// function runs the top-level code and returns a function from name to binding.
+func wrapperSuffix(bindings []string) string {
+	var b strings.Builder
+	b.WriteString("\n;return function($metascript$name){switch($metascript$name){")
+	for _, n := range bindings {
+		fmt.Fprintf(&b, "case %q:return %s;", n, n)
+	}
+	b.WriteString("}};})")
+	return b.String()
+}
+
+func shiftFirstLine(e *scripting.CompileError) *scripting.CompileError {
+	if e.Line == 1 {
+		e.Column = max(1, e.Column-len(wrapperPrefix))
+	}
+	return e
+}
+
+// Program is a compiled hook. It is immutable and safe for concurrent use.
+type Program struct {
+	name string
+	// prg evaluates to the wrapper function (see Compile).
+	prg *goja.Program
+	// functions lists top-level function declarations and top-level bindings initialised
+	// with a function or arrow function expression, sorted.
+	functions []string
+	modules   *moduleSet
+	// codeGenSyntax records generator or async functions in the source: their prototypes'
+	// constructors compile strings and must then be disabled.
+	codeGenSyntax bool
+}
+
+var _ scripting.Program = (*Program)(nil)
+
+// Language returns scripting.JavaScript.
+func (*Program) Language() scripting.Language { return scripting.JavaScript }
+
+// Functions lists the top-level functions the source defines, sorted: function
+// declarations and var, let or const bindings initialised with a function or arrow function.
+func (p *Program) Functions() []string { return slices.Clone(p.functions) }
+
+// collectTopLevel fills p.functions and returns every top-level binding name.
+func (p *Program) collectTopLevel(prog *ast.Program) []string {
+	var bindings []string
+	seen := map[string]bool{}
+	bind := func(name string, isFunc bool) {
+		if !seen[name] {
+			seen[name] = true
+			bindings = append(bindings, name)
+		}
+		if isFunc && !slices.Contains(p.functions, name) {
+			p.functions = append(p.functions, name)
+		}
+	}
+	for _, st := range prog.Body {
+		switch st := st.(type) {
+		case *ast.FunctionDeclaration:
+			if st.Function.Name != nil {
+				bind(st.Function.Name.Name.String(), true)
+			}
+		case *ast.ClassDeclaration:
+			if st.Class.Name != nil {
+				bind(st.Class.Name.Name.String(), false)
+			}
+		case *ast.VariableStatement:
+			for _, b := range st.List {
+				if id, ok := b.Target.(*ast.Identifier); ok {
+					bind(id.Name.String(), isFunctionExpr(b.Initializer))
+				}
+			}
+		case *ast.LexicalDeclaration:
+			for _, b := range st.List {
+				if id, ok := b.Target.(*ast.Identifier); ok {
+					bind(id.Name.String(), isFunctionExpr(b.Initializer))
+				}
+			}
+		}
+	}
+	slices.Sort(p.functions)
+	return bindings
+}
+
+func isFunctionExpr(e ast.Expression) bool {
+	switch e.(type) {
+	case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral:
+		return true
+	}
+	return false
+}
+
+// usesGeneratorsOrAsync walks the syntax tree for generator and async functions.
+func usesGeneratorsOrAsync(prog *ast.Program) bool {
+	found := false
+	var walk func(v reflect.Value)
+	astPkg := reflect.TypeFor[ast.Program]().PkgPath()
+	walk = func(v reflect.Value) {
+		if found || !v.IsValid() {
+			return
+		}
+		switch v.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if v.IsNil() {
+				return
+			}
+			if fl, ok := v.Interface().(*ast.FunctionLiteral); ok && (fl.Async || fl.Generator) {
+				found = true
+				return
+			}
+			if al, ok := v.Interface().(*ast.ArrowFunctionLiteral); ok && al.Async {
+				found = true
+				return
+			}
+			walk(v.Elem())
+		case reflect.Struct:
+			if v.Type().PkgPath() != astPkg {
+				return
+			}
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		}
+	}
+	walk(reflect.ValueOf(prog))
+	return found
+}
+func parseError(name string, err error) *scripting.CompileError {
+	ce := &scripting.CompileError{Language: scripting.JavaScript, File: name, Msg: err.Error()}
+	var first *parser.Error
+	switch e := err.(type) {
+	case parser.ErrorList:
+		if len(e) > 0 {
+			first = e[0]
+		}
+	case *parser.Error:
+		first = e
+	}
+	if first != nil {
+		ce.Line, ce.Column, ce.Msg = first.Position.Line, first.Position.Column, first.Message
+	}
+	return ce
+}
+
+func compileError(name string, f *file.File, err error) *scripting.CompileError {
+	ce := &scripting.CompileError{Language: scripting.JavaScript, File: name, Msg: err.Error()}
+	var cerr *goja.CompilerError
+	switch e := err.(type) {
+	case *goja.CompilerSyntaxError:
+		cerr = &e.CompilerError
+	case *goja.CompilerReferenceError:
+		cerr = &e.CompilerError
+	}
+	if cerr != nil {
+		ce.Msg = cerr.Message
+		pf := f
+		if cerr.File != nil {
+			pf = cerr.File
+		}
+		if pf != nil {
+			pos := pf.Position(cerr.Offset)
+			ce.Line, ce.Column = pos.Line, pos.Column
+		}
+	}
+	return ce
+}

@@ -1,0 +1,101 @@
+// Hostile hooks: each must end in a *BudgetError while the process stays healthy.
+function infiniteLoop(request) {
+  for (;;) {}
+}
+
+function recurse(n) {
+  return recurse(n + 1) + 1;
+}
+
+function deepRecursion(request) {
+  return recurse(0);
+}
+
+function catchesBudget(request) {
+  // A budget stop cannot be caught.
+  for (;;) {
+    try {
+      for (;;) {}
+    } catch (e) {}
+  }
+}
+
+function stringBomb(request) {
+  return "x".repeat(1 << 30);
+}
+
+function padBomb(request) {
+  return "x".padStart(1 << 30, "y");
+}
+
+function arrayBomb(request) {
+  return new Array(1 << 28);
+}
+
+function arrayCallBomb(request) {
+  return Array(1 << 28);
+}
+
+function fillBomb(request) {
+  const a = [];
+  a.length = 1 << 28;
+  return a.fill(0);
+}
+
+function joinBomb(request) {
+  const s = "x".repeat(1 << 20);
+  const a = [];
+  for (let i = 0; i < 1024; i++) a.push(s);
+  return a.join(",").length;
+}
+
+function replaceBomb(request) {
+  const s = "x".repeat(1 << 14);
+  const r = "y".repeat(1 << 14);
+  return s.replace(/x/g, r).length;
+}
+
+function concatGrowth(request) {
+  let s = "x";
+  for (;;) s += s;
+}
+
+function pushGrowth(request) {
+  const a = [];
+  for (;;) a.push({ filler: "........................................" });
+}
+
+function millionChildren(request) {
+  const children = [];
+  for (let i = 0; i < 1000000; i++) children.push({ i: i });
+  return { children: children };
+}
+
+function sharedFanout(request) {
+  // Small in JavaScript (shared references), huge once converted.
+  let a = [1, 2, 3, 4];
+  for (let i = 0; i < 24; i++) a = [a, a];
+  return { children: a };
+}
+
+function deepJSON(request) {
+  return JSON.parse("[".repeat(100000) + "]".repeat(100000));
+}
+
+function catastrophicRegexp(request) {
+  return /^(a+)+\1$/.test("a".repeat(5000) + "b");
+}
+
+function sparseFrom(request) {
+  // Array.from makes its result with the (guarded) Array constructor of its receiver.
+  const a = Array.from({ length: 1 << 22 });
+  for (;;) {}
+}
+
+function catchesRefusal(request) {
+  try {
+    "x".repeat(1 << 30);
+  } catch (e) {
+    return "swallowed";
+  }
+}
