@@ -234,7 +234,8 @@ func (cs *callState) lookup(wrapper goja.Value, name string) (goja.Callable, err
 
 func (cs *callState) stdlibEnv() *stdlib.Env {
 	if cs.env == nil {
-		cs.env = &stdlib.Env{Now: cs.now, Log: cs.log}
+		cs.env = &stdlib.Env{Now: cs.now, Log: cs.log, MaxBytes: cs.budget.MaxMemory,
+			Reserve: func(n int64) error { return cs.watch.Reserve(scripting.JavaScript, n) }}
 	}
 	return cs.env
 }

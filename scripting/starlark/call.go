@@ -197,7 +197,7 @@ func (cs *callState) print(_ *starlark.Thread, msg string) {
 
 func (cs *callState) stdlibEnv() *stdlib.Env {
 	if cs.env == nil {
-		cs.env = &stdlib.Env{Now: cs.now, Log: cs.log}
+		cs.env = &stdlib.Env{Now: cs.now, Log: cs.log, MaxBytes: cs.budget.MaxMemory, Reserve: cs.reserve}
 	}
 	return cs.env
 }

@@ -81,7 +81,7 @@ func bridge(name string, f stdlib.Func) *starlark.Builtin {
 		}
 		res, err := f(cs.stdlibEnv(), gargs, gkw)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, err // stdlib errors name their function already
 		}
 		return fromGo(res), nil
 	})
