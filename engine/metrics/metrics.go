@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -118,4 +119,13 @@ func (provider) NewLongestRunningProcessorSecondsMetric(name string) workqueue.S
 }
 func (provider) NewRetriesMetric(name string) workqueue.CounterMetric {
 	return current.queueRetries.WithLabelValues(name)
+}
+
+// QueueDepth is the current depth of the named work queue, 0 for a queue never seen.
+func (m *Metrics) QueueDepth(name string) float64 {
+	var out dto.Metric
+	if err := m.queueDepth.WithLabelValues(name).Write(&out); err != nil {
+		return 0
+	}
+	return out.GetGauge().GetValue()
 }

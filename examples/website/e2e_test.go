@@ -118,7 +118,7 @@ func waitControllerRunning(t *testing.T, name string, generation int64) *unstruc
 	enginetest.Eventually(t, wait, func() (bool, string) {
 		cc = env.Get(t, "metascript.dev/v1alpha1", "CompositeController", "", name)
 		g, _, _ := unstructured.NestedInt64(cc.Object, "status", "observedGeneration")
-		return g == generation && condition(cc, "HooksCompiled") == "True" && condition(cc, "Ready") == "True",
+		return g == generation && enginetest.Condition(cc, "HooksCompiled") == "True" && enginetest.Condition(cc, "Ready") == "True",
 			fmt.Sprintf("controller status = %v", cc.Object["status"])
 	})
 	return cc
@@ -154,7 +154,7 @@ func waitConverged(t *testing.T, ns string, counts map[string]any) *unstructured
 		site = getSite(t, ns, "hello")
 		g, _, _ := unstructured.NestedInt64(site.Object, "status", "observedGeneration")
 		got, _, _ := unstructured.NestedMap(site.Object, "status", "children")
-		return g == site.GetGeneration() && condition(site, "Ready") == "True" && reflect.DeepEqual(got, counts),
+		return g == site.GetGeneration() && enginetest.Condition(site, "Ready") == "True" && reflect.DeepEqual(got, counts),
 			fmt.Sprintf("generation %d, status = %v", site.GetGeneration(), site.Object["status"])
 	})
 	return site
@@ -313,7 +313,7 @@ func checkNoWritesOnResync(t *testing.T, ns string) {
 	before := versions(t, ns)
 	enginetest.Eventually(t, wait, func() (bool, string) {
 		n := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues("website", "success"))
-		depth := queueDepth(t, "compositecontroller/website")
+		depth := env.Engine.Metrics.QueueDepth("compositecontroller/website")
 		return n > reconciles && depth == 0, fmt.Sprintf("reconciles %v → %v, queue depth %v", reconciles, n, depth)
 	})
 	if after := versions(t, ns); !reflect.DeepEqual(after, before) {
@@ -354,17 +354,6 @@ func checkStatus(t *testing.T, site *unstructured.Unstructured, want map[string]
 	}
 }
 
-func condition(obj *unstructured.Unstructured, typ string) string {
-	list, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range list {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			s, _ := m["status"].(string)
-			return s
-		}
-	}
-	return ""
-}
-
 func warningEvents(t *testing.T, ns, name string) []string {
 	t.Helper()
 	list, err := env.Kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
@@ -398,29 +387,6 @@ func gauge(t *testing.T, g any) float64 {
 		t.Fatal(err)
 	}
 	return m.GetGauge().GetValue()
-}
-
-// queueDepth reads the engine's work-queue depth gauge of one queue.
-func queueDepth(t *testing.T, queue string) float64 {
-	t.Helper()
-	families, err := env.Engine.Metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "metascript_workqueue_depth" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "name" && l.GetValue() == queue {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("no metascript_workqueue_depth for %s", queue)
-	return 0
 }
 
 func contains(list []string, s string) bool {

@@ -252,7 +252,7 @@ func settle(t *testing.T, ctx context.Context, controller string, counter *reque
 		if total != last {
 			last, quietSince = total, time.Now()
 		}
-		if queueDepth(t, "compositecontroller/"+controller) == 0 && time.Since(quietSince) > 500*time.Millisecond {
+		if engineMetrics().QueueDepth("compositecontroller/"+controller) == 0 && time.Since(quietSince) > 500*time.Millisecond {
 			return
 		}
 		select {
@@ -320,26 +320,4 @@ func reconciles(t *testing.T, controller string) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
-}
-
-// queueDepth reads the engine's work-queue depth gauge of one queue; 0 before it exists.
-func queueDepth(t *testing.T, queue string) float64 {
-	t.Helper()
-	families, err := engineMetrics().Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "metascript_workqueue_depth" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "name" && l.GetValue() == queue {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return 0
 }

@@ -272,3 +272,16 @@ func (e *Env) Events(t testing.TB, ns, name string) map[string][]string {
 	}
 	return out
 }
+
+// Condition returns the status of the condition of type typ in obj's status.conditions, or
+// "" when there is none.
+func Condition(obj *unstructured.Unstructured, typ string) string {
+	list, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range list {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			s, _ := m["status"].(string)
+			return s
+		}
+	}
+	return ""
+}

@@ -288,7 +288,7 @@ func TestEngineRunsUnderEngineRoleAndNarrowRule(t *testing.T) {
 	}
 	enginetest.Eventually(t, 30*time.Second, func() (bool, string) {
 		cc := env.Get(t, "metascript.dev/v1alpha1", "CompositeController", "", "notes")
-		return condition(cc, "Ready") == "True", fmt.Sprintf("controller status = %v", cc.Object["status"])
+		return enginetest.Condition(cc, "Ready") == "True", fmt.Sprintf("controller status = %v", cc.Object["status"])
 	})
 
 	ns := env.Namespace(t)
@@ -319,15 +319,4 @@ func impersonating(account string) *rest.Config {
 	cfg := rest.CopyConfig(env.ControlPlane.Config)
 	cfg.Impersonate = serviceAccountUser(account)
 	return cfg
-}
-
-func condition(obj *unstructured.Unstructured, typ string) string {
-	list, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range list {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			s, _ := m["status"].(string)
-			return s
-		}
-	}
-	return ""
 }
