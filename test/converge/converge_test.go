@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ var (
 	flagWorkers  = flag.Int("workers", 4, "engine workers, and goroutines of the bare client-go program")
 	flagQPS      = flag.Float64("qps", 50, "client QPS of the engine and of the bare client-go program (metascript run's default)")
 	flagBurst    = flag.Int("burst", 100, "client Burst of both (metascript run's default)")
+	flagStatus   = flag.Bool("status", true, "the hook also returns the parent's status (one status write per parent, which the baseline does not make); false converges on children alone")
 )
 
 var (
@@ -56,6 +58,7 @@ type params struct {
 	parents, children, workers int
 	qps                        float64
 	burst                      int
+	status                     bool
 }
 
 func TestConverge(t *testing.T) {
@@ -64,12 +67,12 @@ func TestConverge(t *testing.T) {
 	if !set {
 		t.Skip("the full convergence benchmark runs with -parents=N or METASCRIPT_CONVERGE=1 (make bench-converge)")
 	}
-	converge(t, "fanout", params{*flagParents, *flagChildren, *flagWorkers, *flagQPS, *flagBurst})
+	converge(t, "fanout", params{*flagParents, *flagChildren, *flagWorkers, *flagQPS, *flagBurst, *flagStatus})
 }
 
 // TestConvergeSmoke is the benchmark at 5 × 2, run with every test suite.
 func TestConvergeSmoke(t *testing.T) {
-	converge(t, "fanout-smoke", params{5, 2, 2, *flagQPS, *flagBurst})
+	converge(t, "fanout-smoke", params{5, 2, 2, *flagQPS, *flagBurst, true})
 }
 
 func converge(t *testing.T, controller string, p params) {
@@ -106,12 +109,12 @@ func converge(t *testing.T, controller string, p params) {
 	// The engine starts cold: the controller and every parent exist, nothing is cached, no
 	// child exists yet.
 	createNamespace(t, admin, "engine")
-	cc := controllerObject(t, controller)
+	cc := controllerObject(t, controller, p.status)
 	if _, err := admin.Resource(controllers).Create(ctx, cc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	uids := createParents(t, ctx, admin, "engine", p)
-	watch := watchConvergence(t, ctx, cp.Config, "engine", uids, p.children)
+	watch := watchConvergence(t, ctx, cp.Config, "engine", uids, p.children, p.status)
 
 	counter := &requestCounter{}
 	cfg := rest.CopyConfig(limited)
@@ -189,10 +192,23 @@ func createNamespace(t *testing.T, c dynamic.Interface, name string) {
 	}
 }
 
-func controllerObject(t *testing.T, name string) *unstructured.Unstructured {
+// controllerObject is testdata/controller.yaml named name; without status, its hook returns
+// the children alone.
+func controllerObject(t *testing.T, name string, status bool) *unstructured.Unstructured {
 	t.Helper()
 	cc := enginetest.ObjectsFromFile(t, filepath.Join("testdata", "controller.yaml"))[0]
 	cc.SetName(name)
+	if !status {
+		src, _, _ := unstructured.NestedString(cc.Object, "spec", "hooks", "sync", "starlark", "source")
+		const withStatus = `return {"status": {"children": len(children)}, "children": children}`
+		if !strings.Contains(src, withStatus) {
+			t.Fatal("testdata/controller.yaml changed: its return statement is not the one -status=false rewrites")
+		}
+		src = strings.Replace(src, withStatus, `return {"children": children}`, 1)
+		if err := unstructured.SetNestedField(cc.Object, src, "spec", "hooks", "sync", "starlark", "source"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return cc
 }
 
