@@ -77,7 +77,7 @@ $kubectl_note
 Try
   kubectl patch website hello --type=merge -p '{"spec":{"basicAuth":null}}'        # the Secret goes
   kubectl patch website hello --type=merge -p '{"spec":{"pages":{"new.html":"hi"}}}'  # pages follow
-  kubectl apply -f $example/controller-javascript.yaml   # same controller in JavaScript: nothing changes
+  kubectl replace -f $example/controller-javascript.yaml # same controller in JavaScript: nothing changes
   kubectl delete website hello                          # finalize: the Service first, then the rest
 
 Stop everything (engine and control plane): make cluster-down
