@@ -483,3 +483,15 @@ func TestParentResourceInstalledLater(t *testing.T) {
 		return r == "True/Running", "Ready = " + r
 	})
 }
+
+// TestHookSourceFromConfigMap: a hook whose source is a ConfigMap key runs like an inline one.
+func TestHookSourceFromConfigMap(t *testing.T) {
+	objs := enginetest.ObjectsFromFile(t, filepath.Join("testdata", "configmap-source.yaml"))
+	src := env.Create(t, "default", objs[0])
+	t.Cleanup(func() { env.Delete(t, src) })
+	cc := env.Create(t, "", objs[1])
+	t.Cleanup(func() { env.Delete(t, cc) })
+	ns := env.Namespace(t)
+	bundle(t, ns, "cms", "configmap-source", "cms", "a=1")
+	waitValue(t, ns, "cms-a", "from-configmap-1")
+}
