@@ -83,6 +83,10 @@ func New(opts Options) (*Engine, error) {
 		broadcaster: record.NewBroadcaster(),
 		factory:     informers.NewFactory(dyn),
 	}
+	e.Metrics.WatchCompileCache(func() (uint64, uint64, uint64, int) {
+		st := e.Runtime.Stats()
+		return st.Hits, st.Misses, st.Evictions, st.Entries
+	})
 	e.manager = manager.New(manager.Options{
 		Dynamic:        dyn,
 		Kube:           kube,

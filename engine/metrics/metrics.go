@@ -11,6 +11,7 @@
 //	metascript_workqueue_retries_total{name}, metascript_workqueue_queue_duration_seconds{name},
 //	metascript_workqueue_work_duration_seconds{name}
 //	metascript_controllers{state}                                  running|failed
+//	metascript_compile_cache_{hits,misses,evictions}_total, metascript_compile_cache_entries
 package metrics
 
 import (
@@ -128,4 +129,26 @@ func (m *Metrics) QueueDepth(name string) float64 {
 		return 0
 	}
 	return out.GetGauge().GetValue()
+}
+
+// CompileCache is what the compile-cache metrics read; *scripting.Runtime's Stats fits.
+type CompileCache func() (hits, misses, evictions uint64, entries int)
+
+// WatchCompileCache registers metascript_compile_cache_{hits,misses,evictions}_total and
+// metascript_compile_cache_entries, read from stats at every scrape. Only the first call per
+// Metrics registers: engines sharing one Metrics (tests) report the first engine's cache.
+func (m *Metrics) WatchCompileCache(stats CompileCache) {
+	counter := func(name, help string, pick func(h, mi, e uint64) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "metascript_compile_cache_" + name + "_total", Help: help},
+			func() float64 { h, mi, e, _ := stats(); return float64(pick(h, mi, e)) })
+	}
+	for _, c := range []prometheus.Collector{
+		counter("hits", "Compiles served from the cache.", func(h, _, _ uint64) uint64 { return h }),
+		counter("misses", "Compiles that compiled.", func(_, mi, _ uint64) uint64 { return mi }),
+		counter("evictions", "Compiled programs dropped to stay within the cache size.", func(_, _, e uint64) uint64 { return e }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "metascript_compile_cache_entries", Help: "Compiled programs cached."},
+			func() float64 { _, _, _, n := stats(); return float64(n) }),
+	} {
+		_ = m.Registry.Register(c) // AlreadyRegisteredError: an earlier engine's cache is reported
+	}
 }

@@ -32,7 +32,8 @@ func TestMetricsRecordReconcilesAndHooks(t *testing.T) {
 	for _, f := range families {
 		names = append(names, f.GetName())
 	}
-	for _, want := range []string{"metascript_reconcile_duration_seconds", "metascript_hook_duration_seconds", "metascript_workqueue_depth"} {
+	for _, want := range []string{"metascript_reconcile_duration_seconds", "metascript_hook_duration_seconds",
+		"metascript_workqueue_depth", "metascript_compile_cache_misses_total", "metascript_compile_cache_entries"} {
 		if !strings.Contains(strings.Join(names, " "), want) {
 			t.Errorf("metric %s not registered; have %v", want, names)
 		}
