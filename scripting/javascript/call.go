@@ -30,10 +30,10 @@ import (
 //     properties nor change their prototypes; a write fails as on any frozen object
 //     (silently in sloppy code, with a TypeError in strict code). So that ordinary code
 //     keeps working, the properties code commonly assigns on objects that inherit them
-//     (every property of Object.prototype; constructor, toString, toLocaleString, valueOf,
-//     name and message elsewhere) are accessors whose setter defines an own property on
-//     the receiver: `dict.constructor = 1` and `this.name = "MyError"` behave as in an
-//     unfrozen realm. None of goja's prototypes carries internal state (Date.prototype,
+//     (every property of Object.prototype; constructor, name, message and toString of the
+//     Error prototypes; constructor and toString of Function.prototype) are accessors
+//     whose setter defines an own property on the receiver: `dict.constructor = 1` and
+//     `this.name = "MyError"` behave as in an unfrozen realm. None of goja's prototypes carries internal state (Date.prototype,
 //     Map.prototype and so on are ordinary objects), so frozen means unchangeable.
 //   - Globals. The hook's global object is a per-call overlay over the frozen real one
 //     (sandbox.go): assignments, implicit globals and deletions land in the overlay, which
@@ -43,7 +43,8 @@ import (
 //     Runtime is returned (goja runs them when control leaves the Runtime, and the end of
 //     every call leaves it); the clock and stack limit are set per call; goja keeps no
 //     other state reachable from script (no RegExp statics, no Error.prepareStackTrace or
-//     captureStackTrace, templates objects are made per evaluation).
+//     captureStackTrace, template objects are made per evaluation). The typed arrays,
+//     ArrayBuffer, DataView and eval are deleted before hardening: hooks never see them.
 //   - Failed calls. A Runtime returns to the pool only after a call that ended without an
 //     interrupt, a budget error or an internal error; any other is discarded, so a hook
 //     stopped half-way through a built-in leaves nothing behind. A stop requested after

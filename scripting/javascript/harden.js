@@ -13,10 +13,24 @@
   // Assigning to an object whose prototype chain holds a non-writable property of that name
   // fails (the "override mistake"), so freezing Object.prototype would break `d[name] = v` on
   // a dictionary when name is "constructor" or "toString", and freezing Error.prototype would
-  // break `this.name = ...` in an Error subclass. These properties become accessors whose
-  // setter defines an own property on the receiver, as assignment would if they were
-  // writable; read through the getter they keep their value.
-  const overridable = ["constructor", "toString", "toLocaleString", "valueOf", "name", "message"];
+  // break `this.name = ...` in an Error subclass. The properties ordinary code assigns on
+  // objects that inherit them become accessors whose setter defines an own property on the
+  // receiver, as assignment would if they were writable; read through the getter they keep
+  // their value. Each accessor is two function objects kept alive by every pooled Runtime, so
+  // the list stays short: every property of Object.prototype, and those code sets when it
+  // subclasses Error or names a function.
+  const objectProto = Object.prototype;
+  const errorProto = Error.prototype;
+  const functionProto = Function.prototype;
+  const errorKeys = ["constructor", "name", "message", "toString"];
+  const functionKeys = ["constructor", "toString"];
+  const noKeys = [];
+  function overridable(o, keys) {
+    if (o === objectProto) return keys;
+    if (o === errorProto || getProto(o) === errorProto) return errorKeys;
+    if (o === functionProto) return functionKeys;
+    return noKeys;
+  }
   function enableOverride(obj, key) {
     const d = gopd(obj, key);
     if (d === undefined || !("value" in d) || !d.writable) {
@@ -40,7 +54,6 @@
     defineProperty(obj, key, { get: accessors.get, set: accessors.set, enumerable: d.enumerable, configurable: false });
   }
 
-  const objectProto = Object.prototype;
   const roots = [
     globalThis,
     extraRoots,
@@ -65,14 +78,9 @@
     seen.add(o);
     count++;
     const keys = ownKeys(o);
-    if (o === objectProto) {
-      for (let i = 0; i < keys.length; i++) {
-        enableOverride(o, keys[i]);
-      }
-    } else {
-      for (let i = 0; i < overridable.length; i++) {
-        enableOverride(o, overridable[i]);
-      }
+    const override = overridable(o, keys);
+    for (let i = 0; i < override.length; i++) {
+      enableOverride(o, override[i]);
     }
     stack.push(getProto(o));
     for (let i = 0; i < keys.length; i++) {

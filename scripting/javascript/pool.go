@@ -48,6 +48,11 @@ var runtimesBuilt atomic.Int64
 func newHardRuntime() *hardRuntime {
 	rt := goja.New()
 	h := &hardRuntime{rt: rt, global: rt.GlobalObject()}
+	// The overlay hides them anyway; deleted before goja builds them, they cost neither
+	// hardening time nor memory.
+	for name := range blockedGlobals {
+		must(h.global.Delete(name))
+	}
 	h.installNoCodeGen()
 	h.installGuards()
 	h.installSymbolRegistry()
