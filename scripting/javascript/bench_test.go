@@ -110,10 +110,10 @@ func BenchmarkSync(b *testing.B) {
 	}
 }
 
-// BenchmarkRuntimeSetup measures what isolation costs per call: a bare goja.New, a Runtime
-// prepared with the sandbox and guards as Call prepares it, and, for comparison, what an
-// unsafe reuse of one Runtime would cost per call (a new global overlay and module scope
-// only: built-in prototypes would carry over, which is why Call does not do this).
+// BenchmarkRuntimeSetup measures what isolation costs: building a hardened Runtime (paid
+// once per pooled Runtime, and again for each discarded one), and what a call pays on a
+// pooled one before the hook runs (its global overlay, evaluating the program, looking up
+// the function and calling an empty hook).
 func BenchmarkRuntimeSetup(b *testing.B) {
 	b.Run("goja.New", func(b *testing.B) {
 		b.ReportAllocs()
@@ -121,39 +121,24 @@ func BenchmarkRuntimeSetup(b *testing.B) {
 			goja.New()
 		}
 	})
+	b.Run("harden", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			newHardRuntime()
+		}
+	})
 	prog, err := NewCompiler().Compile("x.js", "function sync(r) { return {} }")
 	if err != nil {
 		b.Fatal(err)
 	}
 	p := prog.(*Program)
-	b.Run("fresh+sandbox", func(b *testing.B) {
+	b.Run("pooled+call", func(b *testing.B) {
 		b.ReportAllocs()
+		h := newHardRuntime()
 		for b.Loop() {
-			cs := &callState{p: p, budget: scripting.DefaultBudget}
-			cs.rt = goja.New()
-			cs.installSandbox()
-		}
-	})
-	b.Run("fresh+sandbox+call", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			cs := &callState{p: p, budget: scripting.DefaultBudget}
-			cs.rt = goja.New()
-			cs.installSandbox()
-			callOnce(b, cs)
-		}
-	})
-	b.Run("unsafe-reuse+call", func(b *testing.B) {
-		b.ReportAllocs()
-		cs := &callState{p: p, budget: scripting.DefaultBudget}
-		cs.rt = goja.New()
-		cs.installSandbox()
-		orig := cs.globalOrig
-		for b.Loop() {
-			g := &globalObject{cs: cs, orig: orig}
-			cs.global = cs.rt.NewDynamicObject(g)
-			g.self = cs.global
-			cs.rt.SetGlobalObject(cs.global)
+			cs := &callState{p: p, budget: scripting.DefaultBudget, h: h, rt: h.rt}
+			h.cur = cs
+			cs.newGlobal()
 			callOnce(b, cs)
 		}
 	})
@@ -199,9 +184,10 @@ func BenchmarkConvert(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, n := range []int{10, 1000} {
-		cs := &callState{p: p.(*Program), budget: scripting.DefaultBudget}
-		cs.rt = goja.New()
-		cs.installSandbox()
+		h := newHardRuntime()
+		cs := &callState{p: p.(*Program), budget: scripting.DefaultBudget, h: h, rt: h.rt}
+		h.cur = cs
+		cs.newGlobal()
 		cs.watch = scripting.StartMemoryWatch(0, nil)
 		wrapper, err := cs.rt.RunProgram(cs.p.prg)
 		if err != nil {

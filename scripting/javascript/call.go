@@ -2,6 +2,7 @@ package javascript
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -14,21 +15,46 @@ import (
 	"metascript.dev/metascript/stdlib"
 )
 
-// Call runs inv.Function on a fresh goja Runtime, on the calling goroutine, and returns its
-// result in the JSON shape.
+// Call runs inv.Function on a pooled, hardened goja Runtime, on the calling goroutine, and
+// returns its result in the JSON shape.
 //
-// Isolation. Every call gets a new Runtime: the compiled program is shared, but globals,
-// module-level variables, globalThis and every built-in object and prototype are new, so
-// nothing a call writes is visible to any other. Runtimes are not pooled because goja cannot
-// reset a used one reliably: a hook can freeze a built-in or make its properties
-// non-configurable, change the prototype of hidden intrinsics (iterator and generator
-// prototypes) and register symbols, and none of that can be undone or cheaply detected.
-// Pooling would instead need every intrinsic frozen up front, which breaks ordinary code
-// (`this.name = ...` in an Error subclass fails on a frozen Error.prototype). A fresh
-// Runtime is cheap because goja builds built-ins lazily: goja.New is 1-2 µs, the sandbox
-// and guards about 15 µs (BenchmarkRuntimeSetup), dominated by the function objects of the
-// guarded built-ins; each built-in a hook first uses in a call costs about 1 µs more. What is
-// pooled is what is immutable: the compiled program and the indexed stdlib modules.
+// Isolation. The compiled program is shared; each call takes a Runtime no other call is
+// using (pool.go) and evaluates the program afresh in it, so top-level bindings, closures and
+// every object the hook makes are new. What a Runtime keeps between calls cannot carry
+// anything from one call to the next:
+//
+//   - Built-ins. Before its first call every object reachable from the intrinsics (global
+//     constructors and namespaces, their prototypes and functions, the hidden iterator,
+//     generator and async-function prototypes, %ThrowTypeError%, and the sandbox's own Go
+//     functions) is frozen (harden.js). A hook can neither add, change nor delete their
+//     properties nor change their prototypes; a write fails as on any frozen object
+//     (silently in sloppy code, with a TypeError in strict code). So that ordinary code
+//     keeps working, the properties code commonly assigns on objects that inherit them
+//     (every property of Object.prototype; constructor, name, message and toString of the
+//     Error prototypes; constructor and toString of Function.prototype) are accessors
+//     whose setter defines an own property on the receiver: `dict.constructor = 1` and
+//     `this.name = "MyError"` behave as in an unfrozen realm. None of goja's prototypes carries internal state (Date.prototype,
+//     Map.prototype and so on are ordinary objects), so frozen means unchangeable.
+//   - Globals. The hook's global object is a per-call overlay over the frozen real one
+//     (sandbox.go): assignments, implicit globals and deletions land in the overlay, which
+//     is dropped when the call ends.
+//   - Runtime state outside objects. The symbol registry is per call (Symbol.for and
+//     Symbol.keyFor are replaced); pending promise jobs are run to completion before the
+//     Runtime is returned (goja runs them when control leaves the Runtime, and the end of
+//     every call leaves it); the clock and stack limit are set per call; goja keeps no
+//     other state reachable from script (no RegExp statics, no Error.prepareStackTrace or
+//     captureStackTrace, template objects are made per evaluation). The typed arrays,
+//     ArrayBuffer, DataView and eval are deleted before hardening: hooks never see them.
+//   - Failed calls. A Runtime returns to the pool only after a call that ended without an
+//     interrupt, a budget error or an internal error; any other is discarded, so a hook
+//     stopped half-way through a built-in leaves nothing behind. A stop requested after
+//     the call ended is ignored (reason stays reasonDone).
+//
+// Hardening a Runtime costs milliseconds, paid once per pooled Runtime and again for each
+// discarded one; a call on a pooled Runtime pays only for its global overlay and the
+// evaluation of the program. Writes to built-ins that a fresh Runtime would have allowed
+// (polyfills, `Array.prototype.sum = ...`) fail instead; a hook must define such helpers as
+// its own functions.
 //
 // Budgets (b is inv.Budget with zero fields taken from scripting.DefaultBudget):
 //
@@ -49,10 +75,13 @@ func (p *Program) Call(ctx context.Context, inv scripting.Invocation) (any, erro
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("javascript hook %s: %w", p.name, context.Cause(ctx))
 	}
-	cs := &callState{p: p, ctx: ctx, budget: b, log: inv.Log, now: inv.Now}
+	// Taken before the budgets start: a Runtime built here is not the hook's cost.
+	h := getRuntime()
+	cs := &callState{p: p, ctx: ctx, budget: b, log: inv.Log, now: inv.Now, h: h, rt: h.rt}
 	if cs.now == nil {
 		cs.now = time.Now
 	}
+	h.cur = cs
 	cs.started = time.Now()
 	timer := time.AfterFunc(b.Timeout, func() { cs.stop(reasonTimeout) })
 	var stopCtx func() bool
@@ -64,6 +93,10 @@ func (p *Program) Call(ctx context.Context, inv scripting.Invocation) (any, erro
 	if stopCtx != nil {
 		stopCtx()
 	}
+	var be *scripting.BudgetError
+	if !cs.poisoned && !errors.As(err, &be) && cs.reason.CompareAndSwap(reasonNone, reasonDone) {
+		putRuntime(h)
+	}
 	return res, err
 }
 
@@ -74,6 +107,7 @@ const (
 	reasonMemory
 	reasonContext
 	reasonRefused // a guard refused an allocation; see callState.refused
+	reasonDone    // the call ended: later stops are ignored
 )
 
 // interruptValue is what the Runtime is interrupted with; only its type matters.
@@ -90,34 +124,34 @@ type callState struct {
 	log    *slog.Logger
 	now    func() time.Time
 
-	rt    *goja.Runtime
+	h     *hardRuntime
+	rt    *goja.Runtime // h.rt
 	watch *scripting.MemoryWatch
 	env   *stdlib.Env // made on first stdlib call
-	// globalOrig is the Runtime's own global object, which the hook cannot write.
-	globalOrig *goja.Object
-	// noCodeGen replaces Function and the constructors that compile strings.
-	noCodeGen *goja.Object
 	// global is the hook's global object (see globalObject).
 	global *goja.Object
 	// modules holds the stdlib module objects made so far.
 	modules map[string]goja.Value
+	// symbols is the call's symbol registry (Symbol.for).
+	symbols map[string]*goja.Symbol
 	started time.Time
 
 	reason  atomic.Int32
-	rtReady atomic.Pointer[goja.Runtime] // set once rt may be interrupted
 	memUsed atomic.Int64
 	refused *scripting.BudgetError
+	// poisoned marks a Runtime that must not be reused: the call panicked, overflowed the
+	// stack or could not drain its promise jobs.
+	poisoned bool
 
 	// joinDepth guards the recursion of Array.prototype.join through nested arrays.
 	joinDepth int
 }
 
-// stop interrupts the invocation for reason. Safe from any goroutine.
+// stop interrupts the invocation for reason, unless it already ended. Safe from any
+// goroutine.
 func (cs *callState) stop(reason int32) {
 	if cs.reason.CompareAndSwap(reasonNone, reason) {
-		if rt := cs.rtReady.Load(); rt != nil {
-			rt.Interrupt(interruptValue{reason})
-		}
+		cs.rt.Interrupt(interruptValue{reason})
 	}
 }
 
@@ -143,32 +177,26 @@ func (cs *callState) reserve(n int64) {
 	}
 }
 
-// run makes the Runtime, runs the top-level code, calls the function and converts its
-// result. It recovers every panic, so that a bug or an unexpected goja panic becomes an
-// error rather than a crash.
+// run prepares the call's global object, runs the top-level code, calls the function and
+// converts its result. It recovers every panic, so that a bug or an unexpected goja panic
+// becomes an error rather than a crash.
 func (cs *callState) run(inv scripting.Invocation) (res any, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			res, err = nil, cs.mapError(v)
-		}
-		if cs.watch != nil {
-			cs.watch.Stop()
-		}
-	}()
-	rt := goja.New()
-	cs.rt = rt
+	rt := cs.rt
 	rt.SetMaxCallStackSize(cs.budget.MaxStackDepth)
 	rt.SetTimeSource(cs.now)
-	cs.installSandbox()
 	cs.watch = scripting.StartMemoryWatch(cs.budget.MaxMemory, func(used int64) {
 		cs.memUsed.Store(used)
 		cs.stop(reasonMemory)
 	})
-	cs.rtReady.Store(rt)
-	if r := cs.reason.Load(); r != reasonNone {
-		// Stopped before the Runtime could be interrupted.
-		rt.Interrupt(interruptValue{r})
-	}
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, cs.mapError(v)
+			cs.poisoned = true
+		}
+		cs.drainJobs()
+		cs.watch.Stop()
+	}()
+	cs.newGlobal()
 
 	wrapper, err := rt.RunProgram(cs.p.prg)
 	if err != nil {
@@ -194,6 +222,24 @@ func (cs *callState) run(inv scripting.Invocation) (res any, err error) {
 		return nil, cs.mapError(&goja.InterruptedError{})
 	}
 	return out, nil
+}
+
+// drainJobs runs the promise jobs that script code queued while the result or a thrown
+// value was converted (getters, proxy traps): goja runs queued jobs only when control
+// leaves the Runtime, which conversion does not do. A job that fails to finish (an
+// interrupt, a panic) poisons the Runtime.
+func (cs *callState) drainJobs() {
+	if cs.poisoned || cs.reason.Load() != reasonNone {
+		return
+	}
+	defer func() {
+		if recover() != nil {
+			cs.poisoned = true
+		}
+	}()
+	if _, err := cs.h.flush(goja.Undefined()); err != nil {
+		cs.poisoned = true
+	}
 }
 
 // lookup finds the top-level binding name: it evaluates the wrapper function (running the
@@ -270,6 +316,7 @@ func (cs *callState) mapError(v any) error {
 	switch e := v.(type) {
 	case *goja.InterruptedError, *goja.StackOverflowError:
 		if _, ok := e.(*goja.StackOverflowError); ok {
+			cs.poisoned = true
 			return cs.budgetError(scripting.BudgetStackDepth, stack)
 		}
 		switch cs.reason.Load() {

@@ -2,8 +2,8 @@
 // github.com/dop251/goja (ECMAScript 5.1 plus the ES2015+ features goja implements).
 //
 // Compile parses and compiles hook source once into an immutable *goja.Program that every
-// call shares. Each Call runs on a fresh goja Runtime (see call.go for why a fresh runtime
-// rather than a reset pooled one), sees the request through lazy copy-on-write views
+// call shares. Each Call runs on a pooled goja Runtime whose built-ins are frozen (see
+// call.go for why that isolates calls), sees the request through lazy copy-on-write views
 // (request.go), and has its result converted directly to the JSON shape (response.go).
 //
 // Sandbox: the only globals beyond the ECMAScript built-ins are the stdlib modules and
@@ -15,7 +15,6 @@ package javascript
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -75,7 +74,6 @@ func (c Compiler) Compile(name, source string) (scripting.Program, error) {
 	}
 	p := &Program{name: name, modules: mods}
 	bindings := p.collectTopLevel(astProg)
-	p.codeGenSyntax = usesGeneratorsOrAsync(astProg)
 
 	wrapped := wrapperPrefix + source + wrapperSuffix(bindings)
 	wast, err := parser.ParseFile(nil, name, wrapped, 0, parser.WithDisableSourceMaps)
@@ -123,9 +121,6 @@ type Program struct {
 	// with a function or arrow function expression, sorted.
 	functions []string
 	modules   *moduleSet
-	// codeGenSyntax records generator or async functions in the source: their prototypes'
-	// constructors compile strings and must then be disabled.
-	codeGenSyntax bool
 }
 
 var _ scripting.Program = (*Program)(nil)
@@ -186,47 +181,6 @@ func isFunctionExpr(e ast.Expression) bool {
 	return false
 }
 
-// usesGeneratorsOrAsync walks the syntax tree for generator and async functions.
-func usesGeneratorsOrAsync(prog *ast.Program) bool {
-	found := false
-	var walk func(v reflect.Value)
-	astPkg := reflect.TypeFor[ast.Program]().PkgPath()
-	walk = func(v reflect.Value) {
-		if found || !v.IsValid() {
-			return
-		}
-		switch v.Kind() {
-		case reflect.Pointer, reflect.Interface:
-			if v.IsNil() {
-				return
-			}
-			if fl, ok := v.Interface().(*ast.FunctionLiteral); ok && (fl.Async || fl.Generator) {
-				found = true
-				return
-			}
-			if al, ok := v.Interface().(*ast.ArrowFunctionLiteral); ok && al.Async {
-				found = true
-				return
-			}
-			walk(v.Elem())
-		case reflect.Struct:
-			if v.Type().PkgPath() != astPkg {
-				return
-			}
-			for i := range v.NumField() {
-				if v.Type().Field(i).IsExported() {
-					walk(v.Field(i))
-				}
-			}
-		case reflect.Slice:
-			for i := range v.Len() {
-				walk(v.Index(i))
-			}
-		}
-	}
-	walk(reflect.ValueOf(prog))
-	return found
-}
 func parseError(name string, err error) *scripting.CompileError {
 	ce := &scripting.CompileError{Language: scripting.JavaScript, File: name, Msg: err.Error()}
 	var first *parser.Error

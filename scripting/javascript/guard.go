@@ -9,9 +9,9 @@ import (
 )
 
 // Pre-allocation checks. goja's built-ins run as Go code that the allocation watchdog cannot
-// interrupt, so the ones whose result can be far larger than their inputs are wrapped, per
-// Runtime, by a check that asks the memory budget (scripting.MemoryWatch.Reserve) before the
-// original runs:
+// interrupt, so the ones whose result can be far larger than their inputs are wrapped, once
+// per pooled Runtime before it is frozen, by a check that asks the current call's memory
+// budget (scripting.MemoryWatch.Reserve) before the original runs:
 //
 //	String.prototype.repeat          count × length
 //	String.prototype.padStart/padEnd target length
@@ -55,16 +55,16 @@ func init() {
 }
 
 // wrap replaces o[name] by a function that runs check, which calls orig (the built-in) if
-// the call may proceed.
-func (cs *callState) wrap(o *goja.Object, name string, check func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
+// the call may proceed. It runs once per Runtime: check charges the Runtime's current call.
+func (h *hardRuntime) wrap(o *goja.Object, name string, check func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
 	orig, ok := goja.AssertFunction(o.Get(name))
 	if !ok {
 		return
 	}
-	fn := cs.rt.ToValue(func(call goja.FunctionCall) goja.Value { return check(orig, call) }).(*goja.Object)
+	fn := h.rt.ToValue(func(call goja.FunctionCall) goja.Value { return check(orig, call) }).(*goja.Object)
 	// goja names Go functions after their Go symbol; keep the built-in's name.
-	must(fn.DefineDataProperty("name", cs.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	must(o.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(fn.DefineDataProperty("name", h.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(o.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_FALSE))
 }
 
 // call calls a built-in from a wrapper, passing its exception on.
@@ -76,13 +76,12 @@ func call(orig goja.Callable, this goja.Value, args ...goja.Value) goja.Value {
 	return v
 }
 
-// installGuards wraps the amplifying methods of String.prototype and Array.prototype, which
-// a hook reaches from any string or array. Array and JSON are wrapped when the hook first
-// names them (guardedArray, guardedJSON).
-func (cs *callState) installGuards() {
-	rt := cs.rt
-	wrap := cs.wrap
-	// Reached through instances rather than String and Array, which goja would build.
+// installGuards wraps the amplifying built-ins: the methods of String.prototype and
+// Array.prototype, JSON.parse, and the Array constructor (through a proxy the global overlay
+// hands out as Array).
+func (h *hardRuntime) installGuards() {
+	rt := h.rt
+	wrap := h.wrap
 	stringProto := rt.ToValue("").ToObject(rt).Prototype()
 	arrayProto := rt.NewArray().Prototype()
 
@@ -94,7 +93,7 @@ func (cs *callState) installGuards() {
 		n := c.Argument(0).ToNumber()
 		count := n.ToFloat()
 		if count > 0 && !math.IsInf(count, 0) {
-			cs.reserve(int64(math.Min(float64(len(s.String()))*math.Floor(count), math.MaxInt64/2)))
+			h.cur.reserve(int64(math.Min(float64(len(s.String()))*math.Floor(count), math.MaxInt64/2)))
 		}
 		return call(orig, s, n)
 	})
@@ -105,7 +104,7 @@ func (cs *callState) installGuards() {
 		}
 		n := c.Argument(0).ToNumber()
 		if l := n.ToFloat(); l > 0 {
-			cs.reserve(int64(math.Min(l, math.MaxInt64/2)))
+			h.cur.reserve(int64(math.Min(l, math.MaxInt64/2)))
 		}
 		args := []goja.Value{n}
 		if len(c.Arguments) > 1 {
@@ -122,13 +121,14 @@ func (cs *callState) installGuards() {
 			start := relIndex(c.Argument(1), l, 0)
 			end := relIndex(c.Argument(2), l, l)
 			if end > start {
-				cs.reserve(satMul(end-start, bytesPerElement))
+				h.cur.reserve(satMul(end-start, bytesPerElement))
 			}
 		}
 		return call(orig, c.This, c.Arguments...)
 	})
 	wrap(arrayProto, "join", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		if o, ok := c.This.(*goja.Object); ok {
+			cs := h.cur
 			sep := 1
 			if s := c.Argument(0); !goja.IsUndefined(s) {
 				sep = len(s.String())
@@ -158,7 +158,7 @@ func (cs *callState) installGuards() {
 			}
 			per := int64(len(r)) + dollars*n
 			if per > 0 {
-				cs.reserve(satMul(n+1, per) + n)
+				h.cur.reserve(satMul(n+1, per) + n)
 			}
 		}
 		return call(orig, c.This, c.Arguments...)
@@ -166,12 +166,8 @@ func (cs *callState) installGuards() {
 	wrap(stringProto, "replace", replace)
 	wrap(stringProto, "replaceAll", replace)
 
-}
-
-// guardedJSON wraps JSON.parse of the Runtime's JSON object and returns the object.
-func (cs *callState) guardedJSON(jsonObj *goja.Object) goja.Value {
-	rt := cs.rt
-	cs.wrap(jsonObj, "parse", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	jsonObj := h.global.Get("JSON").(*goja.Object)
+	wrap(jsonObj, "parse", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		text := c.Argument(0).ToString()
 		if d := jsonDepth(text.String()); d > MaxJSONParseDepth {
 			panic(rt.NewTypeError("JSON.parse: text nests deeper than %d levels", MaxJSONParseDepth))
@@ -179,18 +175,20 @@ func (cs *callState) guardedJSON(jsonObj *goja.Object) goja.Value {
 		args := append([]goja.Value{text}, c.Arguments[min(1, len(c.Arguments)):]...)
 		return call(orig, c.This, args...)
 	})
-	return jsonObj
+
+	h.reflectConstruct, _ = goja.AssertFunction(h.global.Get("Reflect").(*goja.Object).Get("construct"))
+	h.array = h.guardedArray(h.global.Get("Array").(*goja.Object))
 }
 
 // guardedArray returns a proxy of the Array constructor that checks Array(n) and new
 // Array(n) against the memory budget; the proxy keeps Array.prototype, Array.isArray,
 // instanceof and subclassing intact.
-func (cs *callState) guardedArray(arrayCtor *goja.Object) goja.Value {
-	rt := cs.rt
+func (h *hardRuntime) guardedArray(arrayCtor *goja.Object) *goja.Object {
+	rt := h.rt
 	checkLength := func(args []goja.Value) {
 		if len(args) == 1 {
 			if n := args[0].ToNumber().ToFloat(); n > 0 && !math.IsNaN(n) {
-				cs.reserve(int64(math.Min(n, math.MaxInt64/bytesPerElement)) * bytesPerElement)
+				h.cur.reserve(int64(math.Min(n, math.MaxInt64/bytesPerElement)) * bytesPerElement)
 			}
 		}
 	}
@@ -210,8 +208,7 @@ func (cs *callState) guardedArray(arrayCtor *goja.Object) goja.Value {
 			for i, a := range args {
 				items[i] = a
 			}
-			reflectConstruct, _ := goja.AssertFunction(cs.rt.GlobalObject().Get("Reflect").(*goja.Object).Get("construct"))
-			return call(reflectConstruct, goja.Undefined(), target, rt.NewArray(items...), newTarget).(*goja.Object)
+			return call(h.reflectConstruct, goja.Undefined(), target, rt.NewArray(items...), newTarget).(*goja.Object)
 		},
 	})
 	proxyObj = rt.ToValue(proxy).(*goja.Object)

@@ -212,7 +212,7 @@ func TestCall(t *testing.T) {
 		{"dates", want(map[string]any{"at": "1970-01-01T00:00:00.000Z", "now": int64(1_700_000_000_000)})},
 		{"pollute", want(map[string]any{"done": true})},
 		{"readPollution", want(map[string]any{"polluted": nil, "push": int64(1), "upper": "X", "leaked": "undefined",
-			"implicitGlobal": "undefined", "json": `{"a":1}`, "frozen": false})},
+			"implicitGlobal": "undefined", "json": `{"a":1}`, "frozen": true})},
 		{"outside", func(t *testing.T, v any, err error) {
 			if err != nil {
 				t.Fatal(err)

@@ -27,9 +27,9 @@ import (
 //   - goja itself has no timers, no file system, network, process or environment access;
 //     Date and the stdlib time module read the invocation's injected clock.
 //
-// The global object a hook sees is a per-call overlay (globalObject) over the Runtime's own:
-// names are looked up lazily, so that removing or wrapping a global costs nothing unless the
-// hook uses it (goja builds each built-in on first access, and deleting one would build it).
+// The global object a hook sees is a per-call overlay (globalObject) over the Runtime's own,
+// which is frozen with everything it reaches (pool.go): the hook's writes to globals land in
+// the overlay, and names are resolved lazily, so that an unused global costs nothing.
 var blockedGlobals = map[string]bool{
 	"eval": true, "ArrayBuffer": true, "SharedArrayBuffer": true, "DataView": true,
 	"Int8Array": true, "Uint8Array": true, "Uint8ClampedArray": true, "Int16Array": true,
@@ -55,39 +55,12 @@ func indexModules(mods []*stdlib.Module) *moduleSet {
 
 var defaultModules = sync.OnceValue(func() *moduleSet { return indexModules(stdlib.All()) })
 
-// codeGenProtos evaluates to the prototypes whose constructor property compiles source.
-var codeGenProtos = goja.MustCompile("<sandbox>",
-	`[Object.getPrototypeOf(function*(){}), Object.getPrototypeOf(async function(){})]`, true)
-
-// installSandbox prepares cs.rt before the hook's code runs.
-func (cs *callState) installSandbox() {
-	rt := cs.rt
-	orig := rt.GlobalObject()
-
-	// Function itself is replaced through the global overlay; the constructor property of
-	// Function.prototype reaches it from any function.
-	cs.noCodeGen = rt.ToValue(func(goja.FunctionCall) goja.Value {
-		panic(rt.NewTypeError("code generation from strings is disabled in hooks"))
-	}).(*goja.Object)
-	fnProto := cs.noCodeGen.Prototype()
-	must(cs.noCodeGen.DefineDataProperty("prototype", fnProto, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE))
-	must(fnProto.DefineDataProperty("constructor", cs.noCodeGen, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	if cs.p.codeGenSyntax {
-		protos, err := rt.RunProgram(codeGenProtos)
-		must(err)
-		po := protos.(*goja.Object)
-		for _, idx := range []string{"0", "1"} {
-			must(po.Get(idx).(*goja.Object).DefineDataProperty("constructor", cs.noCodeGen, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-		}
-	}
-
-	cs.installGuards()
-
-	cs.globalOrig = orig
-	g := &globalObject{cs: cs, orig: orig}
-	cs.global = rt.NewDynamicObject(g)
+// newGlobal installs the call's global object on its Runtime.
+func (cs *callState) newGlobal() {
+	g := &globalObject{cs: cs, orig: cs.h.global}
+	cs.global = cs.rt.NewDynamicObject(g)
 	g.self = cs.global
-	rt.SetGlobalObject(cs.global)
+	cs.rt.SetGlobalObject(cs.global)
 }
 
 // globalObject is the per-call global object: the hook's own globals over the Runtime's
@@ -130,11 +103,9 @@ func (g *globalObject) resolve(key string) goja.Value {
 	case "globalThis":
 		return g.self
 	case "Function":
-		return cs.noCodeGen
+		return cs.h.noCodeGen
 	case "Array":
-		return cs.guardedArray(g.orig.Get("Array").(*goja.Object))
-	case "JSON":
-		return cs.guardedJSON(g.orig.Get("JSON").(*goja.Object))
+		return cs.h.array
 	case "require":
 		return cs.rt.ToValue(cs.require)
 	case "console":
@@ -214,11 +185,44 @@ func (cs *callState) require(call goja.FunctionCall) goja.Value {
 	return cs.module(name)
 }
 
+// installSymbolRegistry replaces Symbol.for and Symbol.keyFor, whose registry goja keeps
+// per Runtime, by ones that use the current call's registry: a registered symbol would
+// otherwise outlive its call, and the registry grow with every key any call registered.
+func (h *hardRuntime) installSymbolRegistry() {
+	rt := h.rt
+	symbol := h.global.Get("Symbol").(*goja.Object)
+	h.wrap(symbol, "for", func(_ goja.Callable, c goja.FunctionCall) goja.Value {
+		cs := h.cur
+		key := c.Argument(0).ToString().String()
+		if s, ok := cs.symbols[key]; ok {
+			return s
+		}
+		if cs.symbols == nil {
+			cs.symbols = make(map[string]*goja.Symbol)
+		}
+		s := goja.NewSymbol(key)
+		cs.symbols[key] = s
+		return s
+	})
+	h.wrap(symbol, "keyFor", func(_ goja.Callable, c goja.FunctionCall) goja.Value {
+		s, ok := c.Argument(0).(*goja.Symbol)
+		if !ok {
+			panic(rt.NewTypeError("%s is not a symbol", describe(c.Argument(0))))
+		}
+		for key, r := range h.cur.symbols {
+			if r == s {
+				return rt.ToValue(key)
+			}
+		}
+		return goja.Undefined()
+	})
+}
+
 // newError makes an Error with the built-in constructor, whatever the hook did to the
 // global Error.
 func (cs *callState) newError(msg string) *goja.Object {
 	// The Runtime's own global object: the hook writes to its overlay only.
-	o, err := cs.rt.New(cs.globalOrig.Get("Error"), cs.rt.ToValue(msg))
+	o, err := cs.rt.New(cs.h.global.Get("Error"), cs.rt.ToValue(msg))
 	if err != nil {
 		panic(err)
 	}

@@ -81,7 +81,7 @@ function readPollution(request) {
     leaked: typeof leaked,
     implicitGlobal: typeof implicitGlobal,
     json: JSON.stringify({ a: 1 }),
-    frozen: Object.isFrozen(Object.prototype),
+    frozen: Object.isFrozen(Object.prototype), // in every call: built-ins are frozen
   };
 }
 
