@@ -26,7 +26,12 @@ func toGo(v starlark.Value, meter *scripting.OutputMeter) (any, error) {
 type converter struct {
 	meter      *scripting.OutputMeter
 	shareViews bool
-	err        error // set by the dict loop body
+
+	// State of the dict loop body (entry).
+	yield func(k, e starlark.Value) bool
+	out   map[string]any
+	depth int
+	err   error
 }
 
 func outErr(format string, args ...any) error {
@@ -132,27 +137,36 @@ func (c *converter) dict(d *starlark.Dict, depth int) (any, error) {
 		return nil, err
 	}
 	out := make(map[string]any, n)
-	// The loop body only captures values and reports through c.err, so the closure is the
-	// one allocation; Iterate and Get would hash every key again.
-	c.err = nil
-	d.Entries()(func(k, e starlark.Value) bool {
-		ks, ok := k.(starlark.String)
-		if !ok {
-			c.err = outErr("dict key %s is a %s, not a string", k.String(), k.Type())
-			return false
-		}
-		g, err := c.value(e, depth+1)
-		if err != nil {
-			c.err = scripting.AtKey(err, string(ks))
-			return false
-		}
-		out[string(ks)] = g
-		return true
-	})
+	// Entries with a loop body bound once per conversion (c.entry) iterates without hashing
+	// keys again and without a closure per dict; the body's state is saved around nesting.
+	if c.yield == nil {
+		c.yield = c.entry
+	}
+	saveOut, saveDepth := c.out, c.depth
+	c.out, c.depth, c.err = out, depth+1, nil
+	d.Entries()(c.yield)
+	c.out, c.depth = saveOut, saveDepth
 	if c.err != nil {
 		return nil, c.err
 	}
 	return out, nil
+}
+
+// entry is the loop body of dict: it converts one entry into c.out, or sets c.err and stops.
+func (c *converter) entry(k, e starlark.Value) bool {
+	ks, ok := k.(starlark.String)
+	if !ok {
+		c.err = outErr("dict key %s is a %s, not a string", k.String(), k.Type())
+		return false
+	}
+	out, depth := c.out, c.depth
+	g, err := c.value(e, depth)
+	if err != nil {
+		c.err = scripting.AtKey(err, string(ks))
+		return false
+	}
+	out[string(ks)] = g
+	return true
 }
 
 // goValue deep-copies a request value (or shares it), charging the meter.
