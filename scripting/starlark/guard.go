@@ -3,6 +3,7 @@ package starlark
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -48,6 +49,7 @@ func guardBuiltins() starlark.StringDict {
 	d["method.format"] = starlark.NewBuiltin("format", methodFormat)
 	d["method.extend"] = starlark.NewBuiltin("extend", methodExtend)
 
+	d["method.append"] = starlark.NewBuiltin("append", methodAppend)
 	d["method.index"] = starlark.NewBuiltin("index", methodRealisingArgs("index"))
 	d["method.remove"] = starlark.NewBuiltin("remove", methodRealisingArgs("remove"))
 	for op, name := range compareOps {
@@ -328,6 +330,26 @@ func methodExtend(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 	return callMethod(t, recv, "extend", rest, kwargs)
 }
 
+// methodAppend is list.append without binding the method to its receiver first, which
+// allocates; it is not a guard (append adds one element), only the commonest method call.
+func methodAppend(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	recv, rest := args[0], args[1:]
+	var l *starlark.List
+	switch r := recv.(type) {
+	case *starlark.List:
+		l = r
+	case *listView:
+		l = r.private()
+	}
+	if l == nil || len(rest) != 1 || len(kwargs) != 0 {
+		return callMethod(t, recv, "append", rest, kwargs)
+	}
+	if err := l.Append(rest[0]); err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	return starlark.None, nil
+}
+
 var universeRange = starlark.Universe["range"].(*starlark.Builtin)
 
 func guardedRange(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -366,10 +388,26 @@ func materialising(name string, per int64) *starlark.Builtin {
 	})
 }
 
+// smallIntText holds str(i) for the small non-negative ints hooks turn into names and
+// labels (indices, replica counts), made once: str(i) then allocates nothing.
+var smallIntText = func() (t [1024]starlark.Value) {
+	for i := range t {
+		t[i] = starlark.String(strconv.Itoa(i))
+	}
+	return t
+}()
+
 // rendering wraps a built-in that renders its arguments as text.
 func rendering(name string) *starlark.Builtin {
 	orig := starlark.Universe[name].(*starlark.Builtin)
 	return starlark.NewBuiltin(name, func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if name == "str" && len(args) == 1 && len(kwargs) == 0 {
+			if i, ok := args[0].(starlark.Int); ok {
+				if i, ok := i.Int64(); ok && i >= 0 && i < int64(len(smallIntText)) {
+					return smallIntText[i], nil
+				}
+			}
+		}
 		cs := stateOf(t)
 		var size int64
 		for _, a := range args {

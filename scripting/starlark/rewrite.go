@@ -16,6 +16,7 @@ import (
 //	e.join(a), e.replace(a), e.format(a), e.extend(a)  →  method.join(e, a) ...
 //	x == y, x < y, x in y, ...  →  operator==(x, y) ... unless an operand is a literal (see compareOps)
 //	e.index(a), e.remove(a)     →  method.index(e, a) ... (views compared as ordinary values)
+//	e.append(a)                 →  method.append(e, a)  (not a guard: saves binding the method)
 //
 // The guard names contain characters no identifier can, so hook code can neither call nor
 // shadow them. Guard calls are positioned at the operator, so errors point there.
@@ -35,10 +36,11 @@ const (
 	guardAdd    = "operator+"
 )
 
-// guardedMethods are the method names rewritten into method.<name> guard calls.
+// guardedMethods are the method names rewritten into method.<name> calls.
 var guardedMethods = map[string]string{
 	"join": "method.join", "replace": "method.replace", "format": "method.format", "extend": "method.extend",
 	"index": "method.index", "remove": "method.remove",
+	"append": "method.append",
 }
 
 // compareOps are rewritten into guards that replace request views by ordinary values
