@@ -22,9 +22,56 @@ import (
 
 type mapView struct {
 	src  map[string]any
-	kids map[string]starlark.Value
+	kids kids
 	own  *starlark.Dict
 	keys []starlark.Value // sorted keys as Starlark strings, made once on first iteration
+	vals []starlark.Value // values in the order of keys, made once on first copy
+}
+
+// kids caches the child views of a mapView: a short list searched in order, as most
+// levels of an object have only a few nested containers, and a map once there are more.
+type kids struct {
+	list []kid
+	m    map[string]starlark.Value
+}
+
+type kid struct {
+	key string
+	val starlark.Value
+}
+
+const kidListMax = 8
+
+func (ks *kids) get(k string) (starlark.Value, bool) {
+	if ks.m != nil {
+		v, ok := ks.m[k]
+		return v, ok
+	}
+	for i := range ks.list {
+		if ks.list[i].key == k {
+			return ks.list[i].val, true
+		}
+	}
+	return nil, false
+}
+
+func (ks *kids) put(k string, v starlark.Value) {
+	switch {
+	case ks.m != nil:
+		ks.m[k] = v
+	case len(ks.list) < kidListMax:
+		if ks.list == nil {
+			ks.list = make([]kid, 0, 4)
+		}
+		ks.list = append(ks.list, kid{k, v})
+	default:
+		ks.m = make(map[string]starlark.Value, 2*kidListMax)
+		for _, e := range ks.list {
+			ks.m[e.key] = e.val
+		}
+		ks.m[k] = v
+		ks.list = nil
+	}
 }
 
 type listView struct {
@@ -129,14 +176,11 @@ func (v *mapView) get(k string) (starlark.Value, bool, error) {
 	}
 	switch g.(type) {
 	case map[string]any, []any:
-		if kid, ok := v.kids[k]; ok {
+		if kid, ok := v.kids.get(k); ok {
 			return kid, true, nil
 		}
 		kid := leaf(g)
-		if v.kids == nil {
-			v.kids = make(map[string]starlark.Value, 4)
-		}
-		v.kids[k] = kid
+		v.kids.put(k, kid)
 		return kid, true, nil
 	}
 	return leaf(g), true, nil
@@ -157,8 +201,8 @@ func (v *mapView) sortedValueKeys() []starlark.Value {
 	if v.keys == nil {
 		keys := v.sortedKeys()
 		v.keys = make([]starlark.Value, len(keys))
-		for i, k := range keys {
-			v.keys[i] = starlark.String(k)
+		for i := range keys {
+			v.keys[i] = stringValueAt(&keys[i])
 		}
 	}
 	return v.keys
@@ -175,11 +219,14 @@ func (v *mapView) Items() []starlark.Tuple {
 	if v.own != nil {
 		return v.own.Items()
 	}
-	keys := v.sortedKeys()
+	keys := v.sortedValueKeys()
 	items := make([]starlark.Tuple, len(keys))
+	pairs := make([]starlark.Value, 2*len(keys))
 	for i, k := range keys {
-		e, _, _ := v.get(k)
-		items[i] = starlark.Tuple{starlark.String(k), e}
+		e, _, _ := v.get(string(k.(starlark.String)))
+		pair := pairs[2*i : 2*i+2 : 2*i+2]
+		pair[0], pair[1] = k, e
+		items[i] = pair
 	}
 	return items
 }
@@ -187,18 +234,25 @@ func (v *mapView) Items() []starlark.Tuple {
 // private returns the view's own copy, making it on first use.
 func (v *mapView) private() *starlark.Dict {
 	if v.own == nil {
-		v.own, v.kids = v.copyDict(), nil
+		v.own, v.kids, v.vals = v.copyDict(), kids{}, nil
 	}
 	return v.own
 }
 
 // copyDict returns a new dict of the view's entries in key order; nested containers are
-// the view's (shared) child views.
+// the view's (shared) child views. The entries are converted once per view, so copying a
+// view in a loop (dict(template["labels"])) only inserts.
 func (v *mapView) copyDict() *starlark.Dict {
-	d := starlark.NewDict(len(v.src))
-	for _, k := range v.sortedValueKeys() {
-		e, _, _ := v.get(string(k.(starlark.String)))
-		d.SetKey(k, e)
+	keys := v.sortedValueKeys()
+	if v.vals == nil {
+		v.vals = make([]starlark.Value, len(keys))
+		for i, k := range keys {
+			v.vals[i], _, _ = v.get(string(k.(starlark.String)))
+		}
+	}
+	d := starlark.NewDict(len(keys))
+	for i, k := range keys {
+		d.SetKey(k, v.vals[i])
 	}
 	return d
 }
@@ -236,17 +290,17 @@ func (v *mapView) method(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 0); err != nil {
 			return nil, err
 		}
-		keys := v.sortedKeys()
+		keys := v.sortedValueKeys()
 		out := make([]starlark.Value, len(keys))
 		for i, k := range keys {
-			e, _, _ := v.get(k)
 			switch b.Name() {
 			case "keys":
-				out[i] = starlark.String(k)
+				out[i] = k
 			case "values":
-				out[i] = e
+				out[i], _, _ = v.get(string(k.(starlark.String)))
 			default:
-				out[i] = starlark.Tuple{starlark.String(k), e}
+				e, _, _ := v.get(string(k.(starlark.String)))
+				out[i] = starlark.Tuple{k, e}
 			}
 		}
 		return starlark.NewList(out), nil
