@@ -43,9 +43,14 @@ func TestViews(t *testing.T) {
 		{"copy_in_loop", map[string]any{"copies": []any{withIndex("0"), withIndex("1"), withIndex("2")}, "original": labels}},
 		{"copy_after_mutation", map[string]any{"a": "1", "b": "2", "c": "3", "added": "x"}},
 		{"read_methods", map[string]any{
-			"keys": []any{"a", "b", "c"}, "values": []any{"1", "2", "3"},
-			"items": []any{[]any{"a", "1"}, []any{"b", "2"}, []any{"c", "3"}},
-			"get": "2", "get_default": "none", "iterate": []any{"a", "b", "c"}, "len": int64(3)}},
+			"keys":        []any{"a", "b", "c"},
+			"values":      []any{"1", "2", "3"},
+			"items":       []any{[]any{"a", "1"}, []any{"b", "2"}, []any{"c", "3"}},
+			"get":         "2",
+			"get_default": "none",
+			"iterate":     []any{"a", "b", "c"},
+			"len":         int64(3),
+		}},
 		{"str_of_ints", []any{"0", "7", "1023", "1024", "-1", "1180591620717411303424", "True"}},
 		{"append_cases", map[string]any{"l": []any{int64(1), int64(2)}, "view": []any{"a", "b", "c"}}},
 	}
