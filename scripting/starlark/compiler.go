@@ -32,7 +32,7 @@ import (
 
 // adapterVersion changes whenever what a source compiles to changes (rewrite rules,
 // predeclared names), so that cached programs are recompiled.
-const adapterVersion = "2"
+const adapterVersion = "3"
 
 var fileOptions = syntax.FileOptions{
 	While:           true,

@@ -184,6 +184,15 @@ func opMod(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 // loop (s = s + s) allocates as much again as it holds in one step, past the watchdog.
 func opAdd(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	x, y := args[0], args[1]
+	if err := checkConcat(t, x, y); err != nil {
+		return nil, err
+	}
+	return starlark.Binary(syntax.PLUS, x, y)
+}
+
+// checkConcat reserves the size of x + y when they are strings, bytes, lists or tuples
+// past scripting.SmallAlloc.
+func checkConcat(t *starlark.Thread, x, y starlark.Value) error {
 	var n int64
 	switch xv := x.(type) {
 	case starlark.String:
@@ -194,21 +203,26 @@ func opAdd(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 		if yv, ok := y.(starlark.Bytes); ok {
 			n = int64(len(xv)) + int64(len(yv))
 		}
-	case *starlark.List, starlark.Tuple:
+	case *starlark.List, starlark.Tuple, *listView:
 		n = mulSat(int64(max(starlark.Len(x), 0)+max(starlark.Len(y), 0)), perElem)
 	}
 	if n > scripting.SmallAlloc {
-		if err := stateOf(t).reserve(n); err != nil {
-			return nil, err
-		}
+		return stateOf(t).reserve(n)
 	}
-	return starlark.Binary(syntax.PLUS, x, y)
+	return nil
 }
 
 func opAddInPlace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	x, y := args[0], args[1]
 	l, ok := x.(*starlark.List)
+	if v, isView := x.(*listView); isView {
+		l, ok = v.private(), true
+	}
 	if !ok {
+		// s += y concatenates, as s = s + y does.
+		if err := checkConcat(t, x, y); err != nil {
+			return nil, err
+		}
 		return starlark.Binary(syntax.PLUS, x, y)
 	}
 	// list += iterable extends the list in place, as Starlark does.

@@ -5,16 +5,19 @@ import (
 )
 
 // The rewrite routes the operations that can allocate far more than their operands hold
-// through guard built-ins (guard.go), which check the size before allocating:
+// through guard built-ins (guard.go), which check the size before allocating. A guard is
+// left out where what is known of the operands (known.go: literals, known ints, short text,
+// scalars) shows it cannot matter:
 //
-//	x * y            →  operator*(x, y)           repetition of strings, lists, tuples, bytes
-//	x % y            →  operator%(x, y)           formatting; skipped when an operand is an int literal
+//	x * y            →  operator*(x, y)           repetition; skipped when both are known ints
+//	x % y            →  operator%(x, y)           formatting; skipped when an operand is a known int
 //	x *= y, x %= y   →  x = operator*(x, y) ...   target a name or a side-effect-free index/field
-//	x + y            →  operator+(x, y)           concatenation; skipped when an operand is a literal
-//	x += y           →  x = operator+=(x, y)      list += iterable; skipped when y is a literal or a
-//	                                              list, tuple, dict or arithmetic expression
+//	x + y            →  operator+(x, y)           concatenation; skipped when an operand is short text
+//	x += y           →  x = operator+=(x, y)      list += iterable, s += t; skipped when y is short
+//	                                              text, a list, tuple or dict display, a
+//	                                              comprehension or a difference
 //	e.join(a), e.replace(a), e.format(a), e.extend(a)  →  method.join(e, a) ...
-//	x == y, x < y, x in y, ...  →  operator==(x, y) ... unless an operand is a literal (see compareOps)
+//	x == y, x < y, x in y, ...  →  operator==(x, y) ... unless an operand is a scalar (see compareOps)
 //	e.index(a), e.remove(a)     →  method.index(e, a) ... (views compared as ordinary values)
 //	e.append(a)                 →  method.append(e, a)  (not a guard: saves binding the method)
 //
@@ -45,8 +48,8 @@ var guardedMethods = map[string]string{
 
 // compareOps are rewritten into guards that replace request views by ordinary values
 // before go.starlark.net compares: its dict and list comparisons assume both operands have
-// the same Go type. Comparisons with a literal, None, True or False cannot meet that case
-// and are left alone.
+// the same Go type. Comparisons with a scalar (a literal, None, True, False, a known int,
+// the result of str(), len(), a comparison, ...) cannot meet that case and are left alone.
 var compareOps = map[syntax.Token]string{
 	syntax.EQL: "operator==", syntax.NEQ: "operator!=", syntax.LT: "operator<", syntax.LE: "operator<=",
 	syntax.GT: "operator>", syntax.GE: "operator>=", syntax.IN: "operator in", syntax.NOT_IN: "operator not in",
@@ -63,12 +66,15 @@ func isPlainLiteral(e syntax.Expr) bool {
 }
 
 func rewrite(f *syntax.File) error {
-	r := &rewriter{}
+	r := &rewriter{facts: fileFacts(f)}
 	r.stmts(f.Stmts)
 	return r.err
 }
 
-type rewriter struct{ err error }
+type rewriter struct {
+	facts *facts
+	err   error
+}
 
 func (r *rewriter) stmts(ss []syntax.Stmt) {
 	for i, s := range ss {
@@ -105,6 +111,8 @@ func (r *rewriter) stmt(s syntax.Stmt) syntax.Stmt {
 }
 
 func (r *rewriter) assign(s *syntax.AssignStmt) syntax.Stmt {
+	// Decided on the source, before the operands are rewritten.
+	intRHS, shortRHS, plainRHS := r.facts.knownInt(s.RHS), r.facts.shortText(s.RHS), cannotBeIterable(s.RHS)
 	s.LHS = r.expr(s.LHS)
 	s.RHS = r.expr(s.RHS)
 	var guard string
@@ -112,12 +120,12 @@ func (r *rewriter) assign(s *syntax.AssignStmt) syntax.Stmt {
 	case syntax.STAR_EQ:
 		guard = guardMul
 	case syntax.PERCENT_EQ:
-		if isIntLiteral(s.RHS) {
+		if intRHS {
 			return s
 		}
 		guard = guardMod
 	case syntax.PLUS_EQ:
-		if cannotBeIterable(s.RHS) {
+		if shortRHS || plainRHS {
 			return s
 		}
 		guard = guardAddIn
@@ -158,17 +166,31 @@ func (r *rewriter) exprs(es []syntax.Expr) {
 func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 	switch e := e.(type) {
 	case *syntax.BinaryExpr:
+		// What is known of the operands is decided on the source, before they are rewritten.
+		fs := r.facts
+		var guard string
+		switch {
+		case compareOps[e.Op] != "":
+			if !fs.scalar(e.X) && !fs.scalar(e.Y) {
+				guard = compareOps[e.Op]
+			}
+		case e.Op == syntax.STAR:
+			if !fs.knownInt(e.X) || !fs.knownInt(e.Y) {
+				guard = guardMul
+			}
+		case e.Op == syntax.PLUS:
+			if !fs.shortText(e.X) && !fs.shortText(e.Y) {
+				guard = guardAdd
+			}
+		case e.Op == syntax.PERCENT:
+			if !fs.knownInt(e.X) && !fs.knownInt(e.Y) {
+				guard = guardMod
+			}
+		}
 		e.X = r.expr(e.X)
 		e.Y = r.expr(e.Y)
-		switch {
-		case compareOps[e.Op] != "" && !isPlainLiteral(e.X) && !isPlainLiteral(e.Y):
-			return call(compareOps[e.Op], e.OpPos, e.X, e.Y)
-		case e.Op == syntax.STAR:
-			return call(guardMul, e.OpPos, e.X, e.Y)
-		case e.Op == syntax.PLUS && !isPlainLiteral(e.X) && !isPlainLiteral(e.Y):
-			return call(guardAdd, e.OpPos, e.X, e.Y)
-		case e.Op == syntax.PERCENT && !isIntLiteral(e.X) && !isIntLiteral(e.Y):
-			return call(guardMod, e.OpPos, e.X, e.Y)
+		if guard != "" {
+			return call(guard, e.OpPos, e.X, e.Y)
 		}
 	case *syntax.UnaryExpr:
 		if e.X != nil {
@@ -243,20 +265,16 @@ func call(guard string, pos syntax.Position, args ...syntax.Expr) *syntax.CallEx
 	return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: pos, Name: guard}, Lparen: pos, Args: args, Rparen: pos}
 }
 
-func isIntLiteral(e syntax.Expr) bool {
-	l, ok := e.(*syntax.Literal)
-	return ok && l.Token == syntax.INT
-}
-
-// cannotBeIterable reports whether e certainly evaluates to something `list += e` cannot
-// amplify: a literal, a list, tuple or dict display, or a comprehension. Arithmetic and
-// concatenation are left out: x + y may be list + list, which only copies what exists.
+// cannotBeIterable reports whether e certainly evaluates to something neither `list += e`
+// nor `s += e` can amplify: a literal, a list, tuple or dict display, a comprehension (each
+// no larger than what it lists), or a difference (a number or a set). A sum is left out:
+// s += a + b concatenates s with something as large as a and b together.
 func cannotBeIterable(e syntax.Expr) bool {
 	switch e := e.(type) {
 	case *syntax.Literal, *syntax.ListExpr, *syntax.TupleExpr, *syntax.DictExpr, *syntax.Comprehension:
 		return true
 	case *syntax.BinaryExpr:
-		return e.Op == syntax.PLUS || e.Op == syntax.MINUS
+		return e.Op == syntax.MINUS
 	case *syntax.ParenExpr:
 		return cannotBeIterable(e.X)
 	}

@@ -1,0 +1,69 @@
+package starlark
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.starlark.net/syntax"
+)
+
+// guardsIn rewrites src and returns the guard calls it holds, in source order.
+func guardsIn(t *testing.T, src string) []string {
+	t.Helper()
+	opts := fileOptions
+	f, err := opts.Parse("t.star", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rewrite(f); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.CallExpr); ok {
+			if id, ok := c.Fn.(*syntax.Ident); ok && (strings.HasPrefix(id.Name, "operator") || strings.HasPrefix(id.Name, "method.")) {
+				got = append(got, id.Name)
+			}
+		}
+		return true
+	})
+	return got
+}
+
+func TestRewriteGuards(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      []string
+	}{
+		{"range index text", "def f(n, s):\n    for i in range(n):\n        s = s + '-' + str(i)\n", nil},
+		{"index rebound", "def f(n, s):\n    for i in range(n):\n        i = s\n        s = s + str(i)\n", []string{"operator+"}},
+		{"index from a list", "def f(l, s):\n    for i in l:\n        s = s + str(i)\n", []string{"operator+"}},
+		{"index a parameter elsewhere", "def g(i):\n    return i\ndef f(n, s):\n    for i in range(n):\n        s = s + str(i)\n", []string{"operator+"}},
+		{"range shadowed", "range = lambda n: ['x' * 1000000]\ndef f(n, s):\n    for i in range(n):\n        s = s + str(i)\n", []string{"operator*", "operator+"}},
+		{"str shadowed", "def str(x):\n    return x\ndef f(n, s):\n    for i in range(n):\n        s = s + str(i)\n", []string{"operator+"}},
+		{"comprehension index", "def f(n):\n    return [i * 2 for i in range(n)]\n", nil},
+		{"int products", "def f(l):\n    return len(l) * 3 + (len(l) - 1) * 2\n", nil},
+		{"repetition", "def f(l, n):\n    return l * n\n", []string{"operator*"}},
+		{"repetition by a known int", "def f(l):\n    return l * len(l)\n", []string{"operator*"}},
+		{"concatenation", "def f(a, b):\n    return a + b\n", []string{"operator+"}},
+		{"concatenation with a literal", "def f(a):\n    return a + 'x'\n", nil},
+		{"compare containers", "def f(a, b):\n    return a == b or a in b\n", []string{"operator==", "operator in"}},
+		{"compare scalars", "def f(a, b):\n    return len(a) == len(b) or str(a) < b or type(a) == type(b) or (a == 1) == b\n", nil},
+		{"not is scalar", "def f(a, b):\n    return (not a) == b\n", nil},
+		{"format with a known int", "def f(s, l):\n    return s % len(l)\n", nil},
+		{"format", "def f(s, a):\n    return s % a\n", []string{"operator%"}},
+		{"augmented short text", "def f(n):\n    s = ''\n    for i in range(n):\n        s += str(i)\n    return s\n", nil},
+		{"augmented sum", "def f(s, a, b):\n    s += a + b\n    return s\n", []string{"operator+=", "operator+"}},
+		{"augmented display", "def f(l, a):\n    l += [a]\n    return l\n", nil},
+		{"append", "def f(l, a):\n    l.append(a)\n", []string{"method.append"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := guardsIn(t, c.src)
+			if !reflect.DeepEqual(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
+				t.Fatalf("guards %v, want %v", got, c.want)
+			}
+		})
+	}
+}
