@@ -2,7 +2,8 @@
 //
 // Source is parsed with while loops, top-level control flow, global reassignment (before
 // freezing) and recursion enabled, rewritten so that amplifying operations are checked before
-// they allocate (see rewrite.go and guard.go), then executed once: its top level runs at
+// they allocate (see rewrite.go and guard.go) and small dict displays make records
+// (record.go), then executed once: its top level runs at
 // compile time under Compiler.InitBudget and its globals are frozen. Every Call runs the named function on a
 // new Thread over those frozen globals.
 //
@@ -32,7 +33,7 @@ import (
 
 // adapterVersion changes whenever what a source compiles to changes (rewrite rules,
 // predeclared names), so that cached programs are recompiled.
-const adapterVersion = "3"
+const adapterVersion = "4"
 
 var fileOptions = syntax.FileOptions{
 	While:           true,

@@ -1,8 +1,10 @@
 package starlark
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,16 +23,22 @@ import (
 //
 // Checked before allocating: repetition (s * n, list * n, tuple * n, bytes * n, big int
 // products), % and str.format (output bounded by the format and its arguments), str.join,
-// str.replace, list.extend and list += iterable, concatenation (x + y) of strings, bytes,
-// lists and tuples past a small size, materialising built-ins (list, tuple, dict,
+// str.replace, list.extend and list += iterable, concatenation (x + y, s += t) of strings,
+// bytes, lists and tuples past a small size, materialising built-ins (list, tuple, dict,
 // sorted, reversed, enumerate, zip over a range or any sequence), str, repr, print and fail
 // (the size of the text they render), and range, which is refused when it has more
 // elements than the step budget allows a hook to iterate, so no built-in iterates longer
-// than that either.
+// than that either. The rewrite leaves a check out where the source shows it cannot
+// matter (known.go): products of known ints, % with a known int, concatenation with a
+// literal or the text of a known int.
 //
-// Not checked before allocating, left to the allocation watchdog: comprehensions and loops (one step per
-// element), str.split and similar methods (a small constant factor of a string the hook
-// already holds), stdlib results.
+// Not checked before allocating, left to the allocation watchdog: comprehensions and loops
+// (one step per element), str.split and similar methods (a small constant factor of a
+// string the hook already holds), stdlib results.
+//
+// Besides guards, the rewrite's other built-ins keep go.starlark.net's semantics where
+// records and request views would change them: operator|= updates them in place, and
+// sorted, min and max compare them through a key that realises them.
 
 // perElem is the size charged for one element of a materialised list or tuple: one
 // starlark.Value interface.
@@ -43,6 +51,8 @@ func guardBuiltins() starlark.StringDict {
 		guardAddIn:  starlark.NewBuiltin("+=", opAddInPlace),
 		guardAddArg: starlark.NewBuiltin("+=", opAddArg),
 		guardAdd:    starlark.NewBuiltin("+", opAdd),
+		recordMaker: starlark.NewBuiltin("dict", makeRecord),
+		guardPipeIn: starlark.NewBuiltin("|=", opPipeInPlace),
 	}
 	d["method.join"] = starlark.NewBuiltin("join", methodJoin)
 	d["method.replace"] = starlark.NewBuiltin("replace", methodReplace)
@@ -66,7 +76,63 @@ func guardBuiltins() starlark.StringDict {
 	for _, name := range []string{"str", "repr", "print", "fail"} {
 		d[name] = rendering(name)
 	}
+	for _, name := range []string{"sorted", "min", "max"} {
+		b, ok := d[name].(*starlark.Builtin)
+		if !ok {
+			b = starlark.Universe[name].(*starlark.Builtin)
+		}
+		d[name] = ordering(b)
+	}
 	return d
+}
+
+// realiseKey is the key function ordering gives sorted, min and max.
+var realiseKey = starlark.NewBuiltin("key", func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	return realise(args[0], 0), nil
+})
+
+// ordering wraps sorted, min and max so that what they compare holds no request views or
+// records, which go.starlark.net's list and dict comparisons cannot meet (see compareOps):
+// elements that may hold them are compared through a key that realises them, and a key
+// function's results are realised too. The elements returned are the originals.
+func ordering(orig *starlark.Builtin) *starlark.Builtin {
+	name := orig.Name()
+	return starlark.NewBuiltin(name, func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		for i, kv := range kwargs {
+			if k, ok := kv[0].(starlark.String); ok && k == "key" {
+				userKey, ok := kv[1].(starlark.Callable)
+				if !ok {
+					break // None, or an error go.starlark.net reports
+				}
+				cp := slices.Clone(kwargs)
+				cp[i] = starlark.Tuple{kv[0], starlark.NewBuiltin("key", func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+					k, err := starlark.Call(t, userKey, args, nil)
+					if err != nil || !mayHoldView(k) {
+						return k, err
+					}
+					return realise(k, 0), nil
+				})}
+				return orig.CallInternal(t, args, cp)
+			}
+		}
+		elems := args
+		if len(args) == 1 {
+			if seq, ok := args[0].(starlark.Indexable); ok {
+				elems = nil
+				for i := 0; i < seq.Len(); i++ {
+					if mayHoldView(seq.Index(i)) {
+						return orig.CallInternal(t, args, append(slices.Clone(kwargs), starlark.Tuple{starlark.String("key"), realiseKey}))
+					}
+				}
+			}
+		}
+		for _, e := range elems {
+			if mayHoldView(e) {
+				return orig.CallInternal(t, args, append(slices.Clone(kwargs), starlark.Tuple{starlark.String("key"), realiseKey}))
+			}
+		}
+		return orig.CallInternal(t, args, kwargs)
+	})
 }
 
 var predeclared = sync.OnceValue(func() starlark.StringDict {
@@ -248,6 +314,72 @@ func opAddInPlace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 	return l, nil
 }
 
+// opPipeInPlace is d |= m: go.starlark.net updates a plain dict in place and makes a new
+// value otherwise; records and request views are dicts to the hook, so they are updated in
+// place too.
+func opPipeInPlace(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	x, y := args[0], args[1]
+	if !isDict(x) || !isDict(y) {
+		return starlark.Binary(syntax.PIPE, x, y)
+	}
+	var items []starlark.Tuple
+	if x != y {
+		items = y.(starlark.IterableMapping).Items()
+	}
+	if len(items) == 0 {
+		// d |= d and d |= {} change nothing but still fail on a frozen dict.
+		return x, pipeError(probeMutable(x))
+	}
+	for _, kv := range items {
+		if err := x.(starlark.HasSetKey).SetKey(kv[0], kv[1]); err != nil {
+			return nil, pipeError(err)
+		}
+	}
+	return x, nil
+}
+
+// pipeError words a failed insertion as go.starlark.net words a failed |=.
+func pipeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := strings.Replace(err.Error(), "cannot insert into", "cannot apply |= to", 1)
+	return errors.New(strings.Replace(msg, "cannot clear", "cannot apply |= to", 1))
+}
+
+// probeMutable returns the error a write to the dict x would meet (frozen, iterated),
+// without changing it.
+func probeMutable(x starlark.Value) error {
+	switch v := x.(type) {
+	case *record:
+		if v.own == nil {
+			return nil
+		}
+		x = v.own
+	case *mapView:
+		if v.own == nil {
+			return nil
+		}
+		x = v.own
+	}
+	d := x.(*starlark.Dict)
+	if d.Len() == 0 {
+		return d.Clear()
+	}
+	k := d.Keys()[0]
+	v, _, _ := d.Get(k)
+	return d.SetKey(k, v) // the same value under the same key: no change
+}
+
+// isDict reports whether v is a dict to the hook.
+func isDict(v starlark.Value) bool {
+	switch v.(type) {
+	case *starlark.Dict, *record, *mapView:
+		return true
+	}
+	return false
+}
+
 func opAddArg(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	if n := starlark.Len(args[0]); n > 0 {
 		if err := stateOf(t).reserve(mulSat(int64(n), perElem)); err != nil {
@@ -393,9 +525,21 @@ func materialising(name string, per int64) *starlark.Builtin {
 			return nil, err
 		}
 		if name == "dict" && len(args) == 1 && len(kwargs) == 0 {
-			// dict(view): copy the view's level directly, without item tuples.
-			if v, ok := args[0].(*mapView); ok && v.own == nil {
-				return v.copyDict(), nil
+			// dict(view), dict(record): copy directly, without item tuples; a record
+			// when it has few entries.
+			switch v := args[0].(type) {
+			case *mapView:
+				if v.own == nil {
+					if len(v.src) <= recordMax {
+						keys, vals := v.entries()
+						return recordOf(keys, vals), nil
+					}
+					return v.copyDict(), nil
+				}
+			case *record:
+				if v.own == nil {
+					return recordOf(v.keys, v.vals), nil
+				}
 			}
 		}
 		return orig.CallInternal(t, args, kwargs)
@@ -484,6 +628,17 @@ func addReprSize(v starlark.Value, limit int64, depth int, total *int64) {
 			addReprSize(e, limit, depth+1, total)
 		}
 		it.Done()
+	case *record:
+		if v.own != nil {
+			addReprSize(v.own, limit, depth, total)
+			return
+		}
+		*total += 2
+		for i := 0; i < len(v.keys) && *total <= limit; i++ {
+			*total += 4
+			addReprSize(v.keys[i], limit, depth+1, total)
+			addReprSize(v.vals[i], limit, depth+1, total)
+		}
 	case *mapView:
 		*total += v.reprSize(limit - *total)
 	case *listView:
@@ -496,7 +651,7 @@ func addReprSize(v starlark.Value, limit int64, depth int, total *int64) {
 // mayHoldView reports whether v is a container, which realise may have to rebuild.
 func mayHoldView(v starlark.Value) bool {
 	switch v.(type) {
-	case *mapView, *listView, *starlark.Dict, *starlark.List, starlark.Tuple:
+	case *mapView, *listView, *record, *starlark.Dict, *starlark.List, starlark.Tuple:
 		return true
 	}
 	return false
@@ -510,7 +665,7 @@ func opCompare(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, starla
 		}
 		if op == syntax.IN || op == syntax.NOT_IN {
 			// A dict view answers `in` by lookup; realising it would copy it.
-			if _, ok := y.(*mapView); !ok && mayHoldView(y) {
+			if !isDict(y) && mayHoldView(y) {
 				y = realise(y, 0)
 			}
 			return starlark.Binary(op, x, y)

@@ -150,10 +150,11 @@ func (fs *facts) shortText(e syntax.Expr) bool {
 	return false
 }
 
-// scalarCalls are the built-ins whose result is never a dict, list or tuple.
+// scalarCalls are the built-ins whose result is never a dict, list or tuple. (hash is not
+// one: the name is the stdlib module.)
 var scalarCalls = map[string]bool{
 	"len": true, "str": true, "repr": true, "type": true, "int": true, "float": true, "bool": true,
-	"hash": true, "ord": true, "chr": true,
+	"ord": true, "chr": true,
 }
 
 // scalar reports whether e certainly evaluates to a value that is neither a container nor a

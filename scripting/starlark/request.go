@@ -136,9 +136,19 @@ func scalar(v any) starlark.Value {
 
 // ---- mapView ----
 
+// touched reports whether the hook has read a nested container of the view: that child
+// view may have been changed since, so the view's source alone no longer says what it holds.
+func (v *mapView) touched() bool { return len(v.kids.list) > 0 || v.kids.m != nil }
+
+// touched: see mapView.touched.
+func (v *listView) touched() bool { return v.kids != nil }
+
 func (v *mapView) String() string {
 	if v.own != nil {
 		return v.own.String()
+	}
+	if v.touched() {
+		return realise(v, 0).String()
 	}
 	var b strings.Builder
 	writeGo(&b, v.src, 0)
@@ -243,18 +253,25 @@ func (v *mapView) private() *starlark.Dict {
 // the view's (shared) child views. The entries are converted once per view, so copying a
 // view in a loop (dict(template["labels"])) only inserts.
 func (v *mapView) copyDict() *starlark.Dict {
-	keys := v.sortedValueKeys()
+	keys, vals := v.entries()
+	d := starlark.NewDict(len(keys))
+	for i, k := range keys {
+		d.SetKey(k, vals[i])
+	}
+	return d
+}
+
+// entries returns the view's keys in order and their values, converted once per view;
+// callers must not modify them.
+func (v *mapView) entries() (keys, vals []starlark.Value) {
+	keys = v.sortedValueKeys()
 	if v.vals == nil {
 		v.vals = make([]starlark.Value, len(keys))
 		for i, k := range keys {
 			v.vals[i], _, _ = v.get(string(k.(starlark.String)))
 		}
 	}
-	d := starlark.NewDict(len(keys))
-	for i, k := range keys {
-		d.SetKey(k, v.vals[i])
-	}
-	return d
+	return keys, v.vals
 }
 
 func (v *mapView) SetKey(k, e starlark.Value) error { return v.private().SetKey(k, e) }
@@ -324,6 +341,9 @@ func (v *mapView) Binary(op syntax.Token, y starlark.Value, side starlark.Side) 
 func (v *listView) String() string {
 	if v.own != nil {
 		return v.own.String()
+	}
+	if v.touched() {
+		return realise(v, 0).String()
 	}
 	var b strings.Builder
 	writeGo(&b, v.src, 0)
@@ -425,12 +445,36 @@ func realise(v starlark.Value, depth int) starlark.Value {
 		if x.own != nil {
 			return realise(x.own, depth)
 		}
-		return fromGo(x.src)
+		if !x.touched() {
+			return fromGo(x.src)
+		}
+		keys, vals := x.entries()
+		d := starlark.NewDict(len(keys))
+		for i, k := range keys {
+			d.SetKey(k, realise(vals[i], depth+1))
+		}
+		return d
 	case *listView:
 		if x.own != nil {
 			return realise(x.own, depth)
 		}
-		return fromGo(x.src)
+		if !x.touched() {
+			return fromGo(x.src)
+		}
+		elems := make([]starlark.Value, len(x.src))
+		for i := range elems {
+			elems[i] = realise(x.Index(i), depth+1)
+		}
+		return starlark.NewList(elems)
+	case *record:
+		if x.own != nil {
+			return realise(x.own, depth)
+		}
+		d := starlark.NewDict(len(x.keys))
+		for i, k := range x.keys {
+			d.SetKey(k, realise(x.vals[i], depth+1))
+		}
+		return d
 	case *starlark.Dict:
 		if !hasView(x, depth) {
 			return x
@@ -469,7 +513,7 @@ func hasView(v starlark.Value, depth int) bool {
 		return false
 	}
 	switch x := v.(type) {
-	case *mapView, *listView:
+	case *mapView, *listView, *record:
 		return true
 	case *starlark.Dict:
 		for _, e := range x.Entries() {
@@ -559,12 +603,18 @@ func (v *mapView) reprSize(limit int64) int64 {
 	if v.own != nil {
 		return reprSize(v.own, limit)
 	}
+	if v.touched() {
+		return reprSize(realise(v, 0), limit)
+	}
 	return goReprSize(v.src, limit, 0)
 }
 
 func (v *listView) reprSize(limit int64) int64 {
 	if v.own != nil {
 		return reprSize(v.own, limit)
+	}
+	if v.touched() {
+		return reprSize(realise(v, 0), limit)
 	}
 	return goReprSize(v.src, limit, 0)
 }

@@ -1,6 +1,9 @@
 package starlark
 
 import (
+	"strconv"
+	"strings"
+
 	"go.starlark.net/syntax"
 )
 
@@ -9,6 +12,8 @@ import (
 // left out where what is known of the operands (known.go: literals, known ints, short text,
 // scalars) shows it cannot matter:
 //
+//	{"k": v, ...}    →  dict#record(keys, v, ...)  a record (record.go): distinct string keys, at most 8
+//	x |= y           →  x = operator|=(x, y)      in place for records and views, as for dicts
 //	x * y            →  operator*(x, y)           repetition; skipped when both are known ints
 //	x % y            →  operator%(x, y)           formatting; skipped when an operand is a known int
 //	x *= y, x %= y   →  x = operator*(x, y) ...   target a name or a side-effect-free index/field
@@ -37,6 +42,8 @@ const (
 	guardAddIn  = "operator+="
 	guardAddArg = "operator+=arg"
 	guardAdd    = "operator+"
+	guardPipeIn = "operator|="
+	recordMaker = "dict#record"
 )
 
 // guardedMethods are the method names rewritten into method.<name> calls.
@@ -66,14 +73,62 @@ func isPlainLiteral(e syntax.Expr) bool {
 }
 
 func rewrite(f *syntax.File) error {
-	r := &rewriter{facts: fileFacts(f)}
+	r := &rewriter{facts: fileFacts(f), keys: map[string]*syntax.Ident{}}
 	r.stmts(f.Stmts)
+	if len(r.hoisted) > 0 {
+		// The key tuples of records are globals assigned before anything else runs, after
+		// the loads.
+		n := 0
+		for n < len(f.Stmts) {
+			if _, ok := f.Stmts[n].(*syntax.LoadStmt); !ok {
+				break
+			}
+			n++
+		}
+		f.Stmts = append(f.Stmts[:n:n], append(r.hoisted, f.Stmts[n:]...)...)
+	}
 	return r.err
 }
 
 type rewriter struct {
-	facts *facts
-	err   error
+	facts   *facts
+	err     error
+	keys    map[string]*syntax.Ident // record key tuples by their keys, joined
+	hoisted []syntax.Stmt            // their assignments
+}
+
+// recordCall returns the call that makes a record for a dict display, or nil when the
+// display is not one: empty, more than recordMax entries, or a key that is not a string
+// literal or repeats (which is go.starlark.net's runtime error to report).
+func (r *rewriter) recordCall(d *syntax.DictExpr) syntax.Expr {
+	if len(d.List) == 0 || len(d.List) > recordMax {
+		return nil
+	}
+	keys := make([]syntax.Expr, len(d.List))
+	args := make([]syntax.Expr, 1, 1+len(d.List))
+	seen := make(map[string]bool, len(d.List))
+	var joined strings.Builder
+	for i, e := range d.List {
+		e := e.(*syntax.DictEntry)
+		l, ok := e.Key.(*syntax.Literal)
+		if !ok || l.Token != syntax.STRING || seen[l.Value.(string)] {
+			return nil
+		}
+		seen[l.Value.(string)] = true
+		joined.WriteString(strconv.Quote(l.Value.(string)))
+		keys[i] = &syntax.Literal{Token: syntax.STRING, TokenPos: l.TokenPos, Raw: l.Raw, Value: l.Value}
+		args = append(args, r.expr(e.Value))
+	}
+	id, ok := r.keys[joined.String()]
+	if !ok {
+		id = &syntax.Ident{NamePos: d.Lbrace, Name: "record#keys" + strconv.Itoa(len(r.keys))}
+		r.keys[joined.String()] = id
+		r.hoisted = append(r.hoisted, &syntax.AssignStmt{OpPos: d.Lbrace, Op: syntax.EQ,
+			LHS: &syntax.Ident{NamePos: d.Lbrace, Name: id.Name},
+			RHS: &syntax.TupleExpr{Lparen: d.Lbrace, List: keys, Rparen: d.Rbrace}})
+	}
+	args[0] = &syntax.Ident{NamePos: d.Lbrace, Name: id.Name}
+	return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: d.Lbrace, Name: recordMaker}, Lparen: d.Lbrace, Args: args, Rparen: d.Rbrace}
 }
 
 func (r *rewriter) stmts(ss []syntax.Stmt) {
@@ -129,12 +184,18 @@ func (r *rewriter) assign(s *syntax.AssignStmt) syntax.Stmt {
 			return s
 		}
 		guard = guardAddIn
+	case syntax.PIPE_EQ:
+		guard = guardPipeIn
 	default:
 		return s
 	}
 	if lhs, ok := cloneSimple(s.LHS); ok {
 		return &syntax.AssignStmt{OpPos: s.OpPos, Op: syntax.EQ, LHS: s.LHS,
 			RHS: call(guard, s.OpPos, lhs, s.RHS)}
+	}
+	if s.Op == syntax.PIPE_EQ {
+		// x[f()] |= y: updated in place by go.starlark.net when both are plain dicts.
+		return s
 	}
 	if s.Op == syntax.PLUS_EQ {
 		// x[f()] += y: the target cannot be evaluated twice; check y alone.
@@ -231,6 +292,9 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 	case *syntax.TupleExpr:
 		r.exprs(e.List)
 	case *syntax.DictExpr:
+		if c := r.recordCall(e); c != nil {
+			return c
+		}
 		for _, d := range e.List {
 			d := d.(*syntax.DictEntry)
 			d.Key = r.expr(d.Key)
