@@ -45,11 +45,12 @@ func makeRecord(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ 
 }
 
 // recordOf returns a record of the entries keys and vals, copied into one array with room
-// for recordMax entries.
+// for two more (a copy is usually made to add to it).
 func recordOf(keys, vals []starlark.Value) *record {
 	n := len(keys)
-	buf := make([]starlark.Value, 2*recordMax)
-	r := &record{keys: buf[:n:recordMax], vals: buf[recordMax : recordMax+n], keysOwned: true}
+	c := min(n+2, recordMax)
+	buf := make([]starlark.Value, 2*c)
+	r := &record{keys: buf[:n:c], vals: buf[c : c+n], keysOwned: true}
 	copy(r.keys, keys)
 	copy(r.vals, vals)
 	return r
