@@ -579,72 +579,113 @@ func rendering(name string) *starlark.Builtin {
 }
 
 // reprSize estimates the length of v's text form, stopping once it passes limit. Aliased
-// values are counted each time they appear, as the text repeats them.
+// values are counted each time they appear, as the text repeats them; a container met
+// again inside itself counts as the {...} or [...] it prints as.
 func reprSize(v starlark.Value, limit int64) int64 {
-	var total int64
-	addReprSize(v, limit, 0, &total)
-	return total
+	s := reprSizer{limit: limit}
+	s.add(v)
+	return s.total
 }
 
-func addReprSize(v starlark.Value, limit int64, depth int, total *int64) {
-	if *total > limit {
-		return
-	}
-	if depth > scripting.MaxOutputDepth {
-		*total += 8 // cyclic values print as [...]
+type reprSizer struct {
+	limit, total int64
+	path         []starlark.Value // containers being measured, outermost first
+}
+
+func (s *reprSizer) add(v starlark.Value) {
+	if s.total > s.limit {
 		return
 	}
 	switch v := v.(type) {
 	case starlark.String:
-		*total += int64(len(v)) + 2
+		s.total += int64(len(v)) + 2
+		return
 	case starlark.Bytes:
-		*total += 4*int64(len(v)) + 3
+		s.total += 4*int64(len(v)) + 3
+		return
 	case starlark.Int:
 		if _, ok := v.Int64(); ok {
-			*total += 20
+			s.total += 20
 		} else {
-			*total += int64(v.BigInt().BitLen())/3 + 2
+			s.total += int64(v.BigInt().BitLen())/3 + 2
 		}
-	case *starlark.List:
-		*total += 2
-		for i := 0; i < v.Len() && *total <= limit; i++ {
-			*total += 2
-			addReprSize(v.Index(i), limit, depth+1, total)
-		}
+		return
 	case starlark.Tuple:
-		*total += 2
-		for i := 0; i < len(v) && *total <= limit; i++ {
-			*total += 2
-			addReprSize(v[i], limit, depth+1, total)
+		s.total += 2
+		for i := 0; i < len(v) && s.total <= s.limit; i++ {
+			s.total += 2
+			s.add(v[i])
 		}
+		return
+	case *starlark.List, *starlark.Dict, *record, *mapView, *listView:
+	default:
+		s.total += 32
+		return
+	}
+	if slices.Contains(s.path, v) || len(s.path) > scripting.MaxOutputDepth {
+		s.total += 8 // printed as {...} or [...]
+		return
+	}
+	s.path = append(s.path, v)
+	defer func() { s.path = s.path[:len(s.path)-1] }()
+	switch v := v.(type) {
+	case *starlark.List:
+		s.list(v.Len(), v.Index)
 	case *starlark.Dict:
-		*total += 2
-		it := v.Iterate()
-		var k starlark.Value
-		for *total <= limit && it.Next(&k) {
-			e, _, _ := v.Get(k)
-			*total += 4
-			addReprSize(k, limit, depth+1, total)
-			addReprSize(e, limit, depth+1, total)
-		}
-		it.Done()
+		s.dict(v.Entries())
 	case *record:
 		if v.own != nil {
-			addReprSize(v.own, limit, depth, total)
+			s.dict(v.own.Entries())
 			return
 		}
-		*total += 2
-		for i := 0; i < len(v.keys) && *total <= limit; i++ {
-			*total += 4
-			addReprSize(v.keys[i], limit, depth+1, total)
-			addReprSize(v.vals[i], limit, depth+1, total)
-		}
+		s.pairs(v.keys, v.vals)
 	case *mapView:
-		*total += v.reprSize(limit - *total)
+		switch {
+		case v.own != nil:
+			s.dict(v.own.Entries())
+		case v.touched():
+			s.pairs(v.entries())
+		default:
+			s.total += goReprSize(v.src, s.limit-s.total, 0)
+		}
 	case *listView:
-		*total += v.reprSize(limit - *total)
-	default:
-		*total += 32
+		switch {
+		case v.own != nil:
+			s.list(v.own.Len(), v.own.Index)
+		case v.touched():
+			s.list(len(v.src), v.Index)
+		default:
+			s.total += goReprSize(v.src, s.limit-s.total, 0)
+		}
+	}
+}
+
+func (s *reprSizer) list(n int, index func(int) starlark.Value) {
+	s.total += 2
+	for i := 0; i < n && s.total <= s.limit; i++ {
+		s.total += 2
+		s.add(index(i))
+	}
+}
+
+func (s *reprSizer) dict(entries func(yield func(k, v starlark.Value) bool)) {
+	s.total += 2
+	for k, e := range entries {
+		if s.total > s.limit {
+			break
+		}
+		s.total += 4
+		s.add(k)
+		s.add(e)
+	}
+}
+
+func (s *reprSizer) pairs(keys, vals []starlark.Value) {
+	s.total += 2
+	for i := 0; i < len(keys) && s.total <= s.limit; i++ {
+		s.total += 4
+		s.add(keys[i])
+		s.add(vals[i])
 	}
 }
 

@@ -68,7 +68,7 @@ func (r *record) dict() *starlark.Dict {
 	return r.own
 }
 
-func (r *record) String() string        { return r.dict().String() }
+func (r *record) String() string        { return repr(r) }
 func (r *record) Type() string          { return "dict" }
 func (r *record) Freeze()               { r.dict().Freeze() }
 func (r *record) Truth() starlark.Bool  { return r.Len() > 0 }

@@ -143,17 +143,7 @@ func (v *mapView) touched() bool { return len(v.kids.list) > 0 || v.kids.m != ni
 // touched: see mapView.touched.
 func (v *listView) touched() bool { return v.kids != nil }
 
-func (v *mapView) String() string {
-	if v.own != nil {
-		return v.own.String()
-	}
-	if v.touched() {
-		return realise(v, 0).String()
-	}
-	var b strings.Builder
-	writeGo(&b, v.src, 0)
-	return b.String()
-}
+func (v *mapView) String() string        { return repr(v) }
 func (v *mapView) Type() string          { return "dict" }
 func (v *mapView) Freeze()               { v.private().Freeze() }
 func (v *mapView) Truth() starlark.Bool  { return v.Len() > 0 }
@@ -338,17 +328,7 @@ func (v *mapView) Binary(op syntax.Token, y starlark.Value, side starlark.Side) 
 
 // ---- listView ----
 
-func (v *listView) String() string {
-	if v.own != nil {
-		return v.own.String()
-	}
-	if v.touched() {
-		return realise(v, 0).String()
-	}
-	var b strings.Builder
-	writeGo(&b, v.src, 0)
-	return b.String()
-}
+func (v *listView) String() string        { return repr(v) }
 func (v *listView) Type() string          { return "list" }
 func (v *listView) Freeze()               { v.private().Freeze() }
 func (v *listView) Truth() starlark.Bool  { return v.Len() > 0 }
@@ -597,26 +577,6 @@ func writeGo(b *strings.Builder, v any, depth int) {
 	default:
 		b.WriteString(scalar(v).String())
 	}
-}
-
-func (v *mapView) reprSize(limit int64) int64 {
-	if v.own != nil {
-		return reprSize(v.own, limit)
-	}
-	if v.touched() {
-		return reprSize(realise(v, 0), limit)
-	}
-	return goReprSize(v.src, limit, 0)
-}
-
-func (v *listView) reprSize(limit int64) int64 {
-	if v.own != nil {
-		return reprSize(v.own, limit)
-	}
-	if v.touched() {
-		return reprSize(realise(v, 0), limit)
-	}
-	return goReprSize(v.src, limit, 0)
 }
 
 func goReprSize(v any, limit int64, depth int) int64 {
