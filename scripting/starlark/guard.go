@@ -88,7 +88,7 @@ func guardBuiltins() starlark.StringDict {
 
 // realiseKey is the key function ordering gives sorted, min and max.
 var realiseKey = starlark.NewBuiltin("key", func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-	return realise(args[0], 0), nil
+	return realise(args[0]), nil
 })
 
 // ordering wraps sorted, min and max so that what they compare holds no request views or
@@ -110,7 +110,7 @@ func ordering(orig *starlark.Builtin) *starlark.Builtin {
 					if err != nil || !mayHoldView(k) {
 						return k, err
 					}
-					return realise(k, 0), nil
+					return realise(k), nil
 				})}
 				return orig.CallInternal(t, args, cp)
 			}
@@ -702,17 +702,17 @@ func opCompare(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, starla
 	return func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 		x, y := args[0], args[1]
 		if mayHoldView(x) {
-			x = realise(x, 0)
+			x = realise(x)
 		}
 		if op == syntax.IN || op == syntax.NOT_IN {
 			// A dict view answers `in` by lookup; realising it would copy it.
 			if !isDict(y) && mayHoldView(y) {
-				y = realise(y, 0)
+				y = realise(y)
 			}
 			return starlark.Binary(op, x, y)
 		}
 		if mayHoldView(y) {
-			y = realise(y, 0)
+			y = realise(y)
 		}
 		ok, err := starlark.Compare(op, x, y)
 		return starlark.Bool(ok), err
@@ -726,7 +726,7 @@ func methodRealisingArgs(name string) func(*starlark.Thread, *starlark.Builtin, 
 			if mayHoldView(a) {
 				cp := make(starlark.Tuple, len(rest))
 				for i, a := range rest {
-					cp[i] = realise(a, 0)
+					cp[i] = realise(a)
 				}
 				rest = cp
 				break

@@ -148,12 +148,12 @@ func (r *record) Attr(name string) (starlark.Value, error) { return r.dict().Att
 func (r *record) AttrNames() []string                      { return starlark.NewDict(0).AttrNames() }
 
 func (r *record) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {
-	return starlark.CompareDepth(op, realise(r, 0), realise(y, 0), depth)
+	return starlark.CompareDepth(op, realise(r), realise(y), depth)
 }
 
 func (r *record) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (starlark.Value, error) {
 	if side == starlark.Left {
-		return starlark.Binary(op, realise(r, 0), realise(y, 0))
+		return starlark.Binary(op, realise(r), realise(y))
 	}
-	return starlark.Binary(op, realise(y, 0), realise(r, 0))
+	return starlark.Binary(op, realise(y), realise(r))
 }
