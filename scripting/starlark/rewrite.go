@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 )
 
@@ -62,6 +63,16 @@ var compareOps = map[syntax.Token]string{
 	syntax.GT: "operator>", syntax.GE: "operator>=", syntax.IN: "operator in", syntax.NOT_IN: "operator not in",
 }
 
+// isBuiltin reports whether name is a predeclared or universal built-in function.
+func isBuiltin(name string) bool {
+	v, ok := predeclared()[name]
+	if !ok {
+		v, ok = starlark.Universe[name]
+	}
+	_, isBuiltin := v.(*starlark.Builtin)
+	return ok && isBuiltin
+}
+
 func isPlainLiteral(e syntax.Expr) bool {
 	switch e := e.(type) {
 	case *syntax.Literal:
@@ -73,11 +84,11 @@ func isPlainLiteral(e syntax.Expr) bool {
 }
 
 func rewrite(f *syntax.File) error {
-	r := &rewriter{facts: fileFacts(f), keys: map[string]*syntax.Ident{}}
+	r := &rewriter{facts: fileFacts(f), keys: map[string]*syntax.Ident{}, aliased: map[string]bool{}}
 	r.stmts(f.Stmts)
 	if len(r.hoisted) > 0 {
-		// The key tuples of records are globals assigned before anything else runs, after
-		// the loads.
+		// The key tuples of records and the aliases of built-ins are globals assigned
+		// before anything else runs, after the loads.
 		n := 0
 		for n < len(f.Stmts) {
 			if _, ok := f.Stmts[n].(*syntax.LoadStmt); !ok {
@@ -94,7 +105,26 @@ type rewriter struct {
 	facts   *facts
 	err     error
 	keys    map[string]*syntax.Ident // record key tuples by their keys, joined
+	aliased map[string]bool          // built-ins given a global alias
 	hoisted []syntax.Stmt            // their assignments
+}
+
+// alias returns a reference to a global bound, before anything else runs, to the
+// predeclared or universal built-in name: go.starlark.net looks those up by name in a map
+// on every use, and globals by index.
+func (r *rewriter) alias(pos syntax.Position, name string) *syntax.Ident {
+	g := name + "#g"
+	if !r.aliased[name] {
+		r.aliased[name] = true
+		r.hoisted = append(r.hoisted, &syntax.AssignStmt{OpPos: pos, Op: syntax.EQ,
+			LHS: &syntax.Ident{NamePos: pos, Name: g}, RHS: &syntax.Ident{NamePos: pos, Name: name}})
+	}
+	return &syntax.Ident{NamePos: pos, Name: g}
+}
+
+// call returns a call of the built-in guard at pos.
+func (r *rewriter) call(guard string, pos syntax.Position, args ...syntax.Expr) *syntax.CallExpr {
+	return &syntax.CallExpr{Fn: r.alias(pos, guard), Lparen: pos, Args: args, Rparen: pos}
 }
 
 // recordCall returns the call that makes a record for a dict display, or nil when the
@@ -128,7 +158,7 @@ func (r *rewriter) recordCall(d *syntax.DictExpr) syntax.Expr {
 			RHS: &syntax.TupleExpr{Lparen: d.Lbrace, List: keys, Rparen: d.Rbrace}})
 	}
 	args[0] = &syntax.Ident{NamePos: d.Lbrace, Name: id.Name}
-	return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: d.Lbrace, Name: recordMaker}, Lparen: d.Lbrace, Args: args, Rparen: d.Rbrace}
+	return &syntax.CallExpr{Fn: r.alias(d.Lbrace, recordMaker), Lparen: d.Lbrace, Args: args, Rparen: d.Rbrace}
 }
 
 func (r *rewriter) stmts(ss []syntax.Stmt) {
@@ -191,7 +221,7 @@ func (r *rewriter) assign(s *syntax.AssignStmt) syntax.Stmt {
 	}
 	if lhs, ok := cloneSimple(s.LHS); ok {
 		return &syntax.AssignStmt{OpPos: s.OpPos, Op: syntax.EQ, LHS: s.LHS,
-			RHS: call(guard, s.OpPos, lhs, s.RHS)}
+			RHS: r.call(guard, s.OpPos, lhs, s.RHS)}
 	}
 	if s.Op == syntax.PIPE_EQ {
 		// x[f()] |= y: updated in place by go.starlark.net when both are plain dicts.
@@ -199,7 +229,7 @@ func (r *rewriter) assign(s *syntax.AssignStmt) syntax.Stmt {
 	}
 	if s.Op == syntax.PLUS_EQ {
 		// x[f()] += y: the target cannot be evaluated twice; check y alone.
-		s.RHS = call(guardAddArg, s.OpPos, s.RHS)
+		s.RHS = r.call(guardAddArg, s.OpPos, s.RHS)
 		return s
 	}
 	if r.err == nil {
@@ -251,7 +281,7 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 		e.X = r.expr(e.X)
 		e.Y = r.expr(e.Y)
 		if guard != "" {
-			return call(guard, e.OpPos, e.X, e.Y)
+			return r.call(guard, e.OpPos, e.X, e.Y)
 		}
 	case *syntax.UnaryExpr:
 		if e.X != nil {
@@ -270,11 +300,15 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 		if dot, ok := e.Fn.(*syntax.DotExpr); ok {
 			if guard, ok := guardedMethods[dot.Name.Name]; ok {
 				recv := r.expr(dot.X)
-				return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: dot.Dot, Name: guard}, Lparen: e.Lparen,
+				return &syntax.CallExpr{Fn: r.alias(dot.Dot, guard), Lparen: e.Lparen,
 					Args: append([]syntax.Expr{recv}, e.Args...), Rparen: e.Rparen}
 			}
 		}
-		e.Fn = r.expr(e.Fn)
+		if id, ok := e.Fn.(*syntax.Ident); ok && r.facts.builtin(id.Name) && isBuiltin(id.Name) {
+			e.Fn = r.alias(id.NamePos, id.Name)
+		} else {
+			e.Fn = r.expr(e.Fn)
+		}
 	case *syntax.DotExpr:
 		e.X = r.expr(e.X)
 	case *syntax.IndexExpr:
@@ -325,9 +359,6 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 	return e
 }
 
-func call(guard string, pos syntax.Position, args ...syntax.Expr) *syntax.CallExpr {
-	return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: pos, Name: guard}, Lparen: pos, Args: args, Rparen: pos}
-}
 
 // cannotBeIterable reports whether e certainly evaluates to something neither `list += e`
 // nor `s += e` can amplify: a literal, a list, tuple or dict display, a comprehension (each

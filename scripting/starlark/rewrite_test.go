@@ -23,7 +23,7 @@ func guardsIn(t *testing.T, src string) []string {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if c, ok := n.(*syntax.CallExpr); ok {
 			if id, ok := c.Fn.(*syntax.Ident); ok && (strings.HasPrefix(id.Name, "operator") || strings.HasPrefix(id.Name, "method.")) {
-				got = append(got, id.Name)
+				got = append(got, strings.TrimSuffix(id.Name, "#g"))
 			}
 		}
 		return true
@@ -65,5 +65,40 @@ func TestRewriteGuards(t *testing.T) {
 				t.Fatalf("guards %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// TestRewriteAliasesBuiltins checks that calls of built-ins go through global aliases, and
+// that a name the file binds is left alone.
+func TestRewriteAliasesBuiltins(t *testing.T) {
+	cases := []struct {
+		src, want string
+	}{
+		{"def f(l):\n    return len(l)\n", "len#g"},
+		{"def len(x):\n    return 0\ndef f(l):\n    return len(l)\n", "len"},
+		{"def f(l, len):\n    return len(l)\n", "len"},
+		{"def f(l):\n    return sorted(l)\n", "sorted#g"},
+		{"def f(l):\n    return g(l)\ndef g(l):\n    return l\n", "g"},
+	}
+	for _, c := range cases {
+		opts := fileOptions
+		f, err := opts.Parse("t.star", c.src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rewrite(f); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		syntax.Walk(f, func(n syntax.Node) bool {
+			if d, ok := n.(*syntax.DefStmt); ok && d.Name.Name == "f" {
+				ret := d.Body[0].(*syntax.ReturnStmt)
+				got = ret.Result.(*syntax.CallExpr).Fn.(*syntax.Ident).Name
+			}
+			return true
+		})
+		if got != c.want {
+			t.Errorf("%q: call of %s, want %s", c.src, got, c.want)
+		}
 	}
 }
