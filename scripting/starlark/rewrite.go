@@ -359,7 +359,6 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 	return e
 }
 
-
 // cannotBeIterable reports whether e certainly evaluates to something neither `list += e`
 // nor `s += e` can amplify: a literal, a list, tuple or dict display, a comprehension (each
 // no larger than what it lists), or a difference (a number or a set). A sum is left out:
