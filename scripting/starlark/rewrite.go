@@ -26,6 +26,8 @@ import (
 //	x == y, x < y, x in y, ...  →  operator==(x, y) ... unless an operand is a scalar (see compareOps)
 //	e.index(a), e.remove(a)     →  method.index(e, a) ... (views compared as ordinary values)
 //	e.append(a)                 →  method.append(e, a)  (not a guard: saves binding the method)
+//	len, str, json, ...         →  len#g, ...  a global bound to the built-in or module at the
+//	                                           top, when the file binds the name nowhere
 //
 // The guard names contain characters no identifier can, so hook code can neither call nor
 // shadow them. Guard calls are positioned at the operator, so errors point there.
@@ -63,14 +65,14 @@ var compareOps = map[syntax.Token]string{
 	syntax.GT: "operator>", syntax.GE: "operator>=", syntax.IN: "operator in", syntax.NOT_IN: "operator not in",
 }
 
-// isBuiltin reports whether name is a predeclared or universal built-in function.
+// isBuiltin reports whether name is predeclared (a built-in, guard or stdlib module) or a
+// universal built-in function.
 func isBuiltin(name string) bool {
-	v, ok := predeclared()[name]
-	if !ok {
-		v, ok = starlark.Universe[name]
+	if _, ok := predeclared()[name]; ok {
+		return true
 	}
-	_, isBuiltin := v.(*starlark.Builtin)
-	return ok && isBuiltin
+	_, ok := starlark.Universe[name].(*starlark.Builtin)
+	return ok
 }
 
 func isPlainLiteral(e syntax.Expr) bool {
@@ -304,10 +306,11 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 					Args: append([]syntax.Expr{recv}, e.Args...), Rparen: e.Rparen}
 			}
 		}
-		if id, ok := e.Fn.(*syntax.Ident); ok && r.facts.builtin(id.Name) && isBuiltin(id.Name) {
-			e.Fn = r.alias(id.NamePos, id.Name)
-		} else {
-			e.Fn = r.expr(e.Fn)
+		e.Fn = r.expr(e.Fn)
+	case *syntax.Ident:
+		// A name the file binds nowhere that names a built-in or a stdlib module.
+		if r.facts.builtin(e.Name) && isBuiltin(e.Name) {
+			return r.alias(e.NamePos, e.Name)
 		}
 	case *syntax.DotExpr:
 		e.X = r.expr(e.X)

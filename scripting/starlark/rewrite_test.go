@@ -79,6 +79,7 @@ func TestRewriteAliasesBuiltins(t *testing.T) {
 		{"def f(l, len):\n    return len(l)\n", "len"},
 		{"def f(l):\n    return sorted(l)\n", "sorted#g"},
 		{"def f(l):\n    return g(l)\ndef g(l):\n    return l\n", "g"},
+		{"def f(l):\n    return json.encode(l)\n", "json#g"},
 	}
 	for _, c := range cases {
 		opts := fileOptions
@@ -93,7 +94,12 @@ func TestRewriteAliasesBuiltins(t *testing.T) {
 		syntax.Walk(f, func(n syntax.Node) bool {
 			if d, ok := n.(*syntax.DefStmt); ok && d.Name.Name == "f" {
 				ret := d.Body[0].(*syntax.ReturnStmt)
-				got = ret.Result.(*syntax.CallExpr).Fn.(*syntax.Ident).Name
+				switch fn := ret.Result.(*syntax.CallExpr).Fn.(type) {
+				case *syntax.Ident:
+					got = fn.Name
+				case *syntax.DotExpr:
+					got = fn.X.(*syntax.Ident).Name
+				}
 			}
 			return true
 		})
