@@ -1,10 +1,8 @@
 package starlark
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,9 +34,8 @@ import (
 // (one step per element), str.split and similar methods (a small constant factor of a
 // string the hook already holds), stdlib results.
 //
-// Besides guards, the rewrite's other built-ins keep go.starlark.net's semantics where
-// records and request views would change them: operator|= updates them in place, and
-// sorted, min and max compare them through a key that realises them.
+// The rewrite's other built-ins, which keep go.starlark.net's semantics for records and
+// request views, are in compat.go.
 
 // perElem is the size charged for one element of a materialised list or tuple: one
 // starlark.Value interface.
@@ -84,55 +81,6 @@ func guardBuiltins() starlark.StringDict {
 		d[name] = ordering(b)
 	}
 	return d
-}
-
-// realiseKey is the key function ordering gives sorted, min and max.
-var realiseKey = starlark.NewBuiltin("key", func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-	return realise(args[0]), nil
-})
-
-// ordering wraps sorted, min and max so that what they compare holds no request views or
-// records, which go.starlark.net's list and dict comparisons cannot meet (see compareOps):
-// elements that may hold them are compared through a key that realises them, and a key
-// function's results are realised too. The elements returned are the originals.
-func ordering(orig *starlark.Builtin) *starlark.Builtin {
-	name := orig.Name()
-	return starlark.NewBuiltin(name, func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		for i, kv := range kwargs {
-			if k, ok := kv[0].(starlark.String); ok && k == "key" {
-				userKey, ok := kv[1].(starlark.Callable)
-				if !ok {
-					break // None, or an error go.starlark.net reports
-				}
-				cp := slices.Clone(kwargs)
-				cp[i] = starlark.Tuple{kv[0], starlark.NewBuiltin("key", func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-					k, err := starlark.Call(t, userKey, args, nil)
-					if err != nil || !mayHoldView(k) {
-						return k, err
-					}
-					return realise(k), nil
-				})}
-				return orig.CallInternal(t, args, cp)
-			}
-		}
-		elems := args
-		if len(args) == 1 {
-			if seq, ok := args[0].(starlark.Indexable); ok {
-				elems = nil
-				for i := 0; i < seq.Len(); i++ {
-					if mayHoldView(seq.Index(i)) {
-						return orig.CallInternal(t, args, append(slices.Clone(kwargs), starlark.Tuple{starlark.String("key"), realiseKey}))
-					}
-				}
-			}
-		}
-		for _, e := range elems {
-			if mayHoldView(e) {
-				return orig.CallInternal(t, args, append(slices.Clone(kwargs), starlark.Tuple{starlark.String("key"), realiseKey}))
-			}
-		}
-		return orig.CallInternal(t, args, kwargs)
-	})
 }
 
 var predeclared = sync.OnceValue(func() starlark.StringDict {
@@ -314,72 +262,6 @@ func opAddInPlace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 	return l, nil
 }
 
-// opPipeInPlace is d |= m: go.starlark.net updates a plain dict in place and makes a new
-// value otherwise; records and request views are dicts to the hook, so they are updated in
-// place too.
-func opPipeInPlace(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-	x, y := args[0], args[1]
-	if !isDict(x) || !isDict(y) {
-		return starlark.Binary(syntax.PIPE, x, y)
-	}
-	var items []starlark.Tuple
-	if x != y {
-		items = y.(starlark.IterableMapping).Items()
-	}
-	if len(items) == 0 {
-		// d |= d and d |= {} change nothing but still fail on a frozen dict.
-		return x, pipeError(probeMutable(x))
-	}
-	for _, kv := range items {
-		if err := x.(starlark.HasSetKey).SetKey(kv[0], kv[1]); err != nil {
-			return nil, pipeError(err)
-		}
-	}
-	return x, nil
-}
-
-// pipeError words a failed insertion as go.starlark.net words a failed |=.
-func pipeError(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := strings.Replace(err.Error(), "cannot insert into", "cannot apply |= to", 1)
-	return errors.New(strings.Replace(msg, "cannot clear", "cannot apply |= to", 1))
-}
-
-// probeMutable returns the error a write to the dict x would meet (frozen, iterated),
-// without changing it.
-func probeMutable(x starlark.Value) error {
-	switch v := x.(type) {
-	case *record:
-		if v.own == nil {
-			return nil
-		}
-		x = v.own
-	case *mapView:
-		if v.own == nil {
-			return nil
-		}
-		x = v.own
-	}
-	d := x.(*starlark.Dict)
-	if d.Len() == 0 {
-		return d.Clear()
-	}
-	k := d.Keys()[0]
-	v, _, _ := d.Get(k)
-	return d.SetKey(k, v) // the same value under the same key: no change
-}
-
-// isDict reports whether v is a dict to the hook.
-func isDict(v starlark.Value) bool {
-	switch v.(type) {
-	case *starlark.Dict, *record, *mapView:
-		return true
-	}
-	return false
-}
-
 func opAddArg(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	if n := starlark.Len(args[0]); n > 0 {
 		if err := stateOf(t).reserve(mulSat(int64(n), perElem)); err != nil {
@@ -476,26 +358,6 @@ func methodExtend(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 	return callMethod(t, recv, "extend", rest, kwargs)
 }
 
-// methodAppend is list.append without binding the method to its receiver first, which
-// allocates; it is not a guard (append adds one element), only the commonest method call.
-func methodAppend(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	recv, rest := args[0], args[1:]
-	var l *starlark.List
-	switch r := recv.(type) {
-	case *starlark.List:
-		l = r
-	case *listView:
-		l = r.private()
-	}
-	if l == nil || len(rest) != 1 || len(kwargs) != 0 {
-		return callMethod(t, recv, "append", rest, kwargs)
-	}
-	if err := l.Append(rest[0]); err != nil {
-		return nil, fmt.Errorf("append: %w", err)
-	}
-	return starlark.None, nil
-}
-
 var universeRange = starlark.Universe["range"].(*starlark.Builtin)
 
 func guardedRange(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -576,162 +438,4 @@ func rendering(name string) *starlark.Builtin {
 		}
 		return orig.CallInternal(t, args, kwargs)
 	})
-}
-
-// reprSize estimates the length of v's text form, stopping once it passes limit. Aliased
-// values are counted each time they appear, as the text repeats them; a container met
-// again inside itself counts as the {...} or [...] it prints as.
-func reprSize(v starlark.Value, limit int64) int64 {
-	s := reprSizer{limit: limit}
-	s.add(v)
-	return s.total
-}
-
-type reprSizer struct {
-	limit, total int64
-	path         []starlark.Value // containers being measured, outermost first
-}
-
-func (s *reprSizer) add(v starlark.Value) {
-	if s.total > s.limit {
-		return
-	}
-	switch v := v.(type) {
-	case starlark.String:
-		s.total += int64(len(v)) + 2
-		return
-	case starlark.Bytes:
-		s.total += 4*int64(len(v)) + 3
-		return
-	case starlark.Int:
-		if _, ok := v.Int64(); ok {
-			s.total += 20
-		} else {
-			s.total += int64(v.BigInt().BitLen())/3 + 2
-		}
-		return
-	case starlark.Tuple:
-		s.total += 2
-		for i := 0; i < len(v) && s.total <= s.limit; i++ {
-			s.total += 2
-			s.add(v[i])
-		}
-		return
-	case *starlark.List, *starlark.Dict, *record, *mapView, *listView:
-	default:
-		s.total += 32
-		return
-	}
-	if slices.Contains(s.path, v) || len(s.path) > scripting.MaxOutputDepth {
-		s.total += 8 // printed as {...} or [...]
-		return
-	}
-	s.path = append(s.path, v)
-	defer func() { s.path = s.path[:len(s.path)-1] }()
-	switch v := v.(type) {
-	case *starlark.List:
-		s.list(v.Len(), v.Index)
-	case *starlark.Dict:
-		s.dict(v.Entries())
-	case *record:
-		if v.own != nil {
-			s.dict(v.own.Entries())
-			return
-		}
-		s.pairs(v.keys, v.vals)
-	case *mapView:
-		switch {
-		case v.own != nil:
-			s.dict(v.own.Entries())
-		case v.touched():
-			s.pairs(v.entries())
-		default:
-			s.total += goReprSize(v.src, s.limit-s.total, 0)
-		}
-	case *listView:
-		switch {
-		case v.own != nil:
-			s.list(v.own.Len(), v.own.Index)
-		case v.touched():
-			s.list(len(v.src), v.Index)
-		default:
-			s.total += goReprSize(v.src, s.limit-s.total, 0)
-		}
-	}
-}
-
-func (s *reprSizer) list(n int, index func(int) starlark.Value) {
-	s.total += 2
-	for i := 0; i < n && s.total <= s.limit; i++ {
-		s.total += 2
-		s.add(index(i))
-	}
-}
-
-func (s *reprSizer) dict(entries func(yield func(k, v starlark.Value) bool)) {
-	s.total += 2
-	for k, e := range entries {
-		if s.total > s.limit {
-			break
-		}
-		s.total += 4
-		s.add(k)
-		s.add(e)
-	}
-}
-
-func (s *reprSizer) pairs(keys, vals []starlark.Value) {
-	s.total += 2
-	for i := 0; i < len(keys) && s.total <= s.limit; i++ {
-		s.total += 4
-		s.add(keys[i])
-		s.add(vals[i])
-	}
-}
-
-// mayHoldView reports whether v is a container, which realise may have to rebuild.
-func mayHoldView(v starlark.Value) bool {
-	switch v.(type) {
-	case *mapView, *listView, *record, *starlark.Dict, *starlark.List, starlark.Tuple:
-		return true
-	}
-	return false
-}
-
-func opCompare(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-	return func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-		x, y := args[0], args[1]
-		if mayHoldView(x) {
-			x = realise(x)
-		}
-		if op == syntax.IN || op == syntax.NOT_IN {
-			// A dict view answers `in` by lookup; realising it would copy it.
-			if !isDict(y) && mayHoldView(y) {
-				y = realise(y)
-			}
-			return starlark.Binary(op, x, y)
-		}
-		if mayHoldView(y) {
-			y = realise(y)
-		}
-		ok, err := starlark.Compare(op, x, y)
-		return starlark.Bool(ok), err
-	}
-}
-
-func methodRealisingArgs(name string) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-	return func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		rest := args[1:]
-		for _, a := range rest {
-			if mayHoldView(a) {
-				cp := make(starlark.Tuple, len(rest))
-				for i, a := range rest {
-					cp[i] = realise(a)
-				}
-				rest = cp
-				break
-			}
-		}
-		return callMethod(t, args[0], name, rest, kwargs)
-	}
 }
