@@ -93,6 +93,10 @@ func ordering(orig *starlark.Builtin) *starlark.Builtin {
 				return orig.CallInternal(t, args, cp)
 			}
 		}
+		if name == "sorted" && len(args) > 1 {
+			// sorted(iterable, key, reverse) with positional arguments: left as it is.
+			return orig.CallInternal(t, args, kwargs)
+		}
 		elems := args
 		if len(args) == 1 {
 			if seq, ok := args[0].(starlark.Indexable); ok {
