@@ -113,3 +113,21 @@ func BenchmarkConvert(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCallOverhead measures what every call pays whatever the hook does: thread,
+// budgets, request view, result conversion of an empty dict.
+func BenchmarkCallOverhead(b *testing.B) {
+	rt := scripting.NewRuntime(scripting.Options{}, NewCompiler())
+	prog, err := rt.Compile(scripting.Starlark, "empty.star", "def sync(request):\n    return {}\n")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := benchRequest(10)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := prog.Call(ctx, scripting.Invocation{Function: "sync", Request: req}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

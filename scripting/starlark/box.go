@@ -64,3 +64,16 @@ func stringFromGo(g any) starlark.Value {
 	}
 	return starlark.String(g.(string))
 }
+
+// stringValueAt returns *p as a starlark.String whose header is *p itself, without
+// allocating; *p must never change afterwards.
+func stringValueAt(p *string) starlark.Value {
+	if !shareHeaders {
+		return starlark.String(*p)
+	}
+	var out starlark.Value
+	w := (*ifaceWords)(unsafe.Pointer(&out))
+	w.data = unsafe.Pointer(p)
+	w.tab = valueStringTab
+	return out
+}

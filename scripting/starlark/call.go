@@ -107,7 +107,7 @@ type callState struct {
 	now    func() time.Time
 	env    *stdlib.Env // made on first stdlib call
 
-	thread  *starlark.Thread
+	thread  *starlark.Thread // &ownThread
 	started time.Time
 	timer   *time.Timer
 	watch   *scripting.MemoryWatch
@@ -116,6 +116,8 @@ type callState struct {
 	depthUsed int
 	memUsed   atomic.Int64
 	budgetErr *scripting.BudgetError // set by a guard that refused an operation
+
+	ownThread starlark.Thread // allocated with the state; new for every invocation
 }
 
 const stateKey = "metascript.call"
@@ -126,10 +128,11 @@ func newCallState(b scripting.Budget, log *slog.Logger, now func() time.Time) *c
 
 // start makes the Thread and arms the timeout and the memory watch.
 func (cs *callState) start(name string) *starlark.Thread {
-	t := &starlark.Thread{Name: name, Load: loadStdlib, Print: cs.print}
+	t := &cs.ownThread
+	t.Name, t.Load, t.Print = name, loadStdlib, printToLog
 	t.SetLocal(stateKey, cs)
 	t.SetMaxExecutionSteps(min(stepCheckInterval, cs.budget.MaxSteps))
-	t.OnMaxSteps = cs.onSteps
+	t.OnMaxSteps = onSteps
 	cs.thread = t
 	cs.started = time.Now()
 	cs.timer = time.AfterFunc(cs.budget.Timeout, func() { cs.stop(reasonTimeout) })
@@ -154,7 +157,8 @@ func (cs *callState) stop(reason int32) {
 }
 
 // onSteps runs on the interpreter goroutine every stepCheckInterval steps.
-func (cs *callState) onSteps(t *starlark.Thread) {
+func onSteps(t *starlark.Thread) {
+	cs := stateOf(t)
 	if t.Steps >= cs.budget.MaxSteps {
 		cs.stop(reasonSteps)
 		return
@@ -189,8 +193,8 @@ func (cs *callState) reserve(n int64) error {
 	return nil
 }
 
-func (cs *callState) print(_ *starlark.Thread, msg string) {
-	if cs.log != nil {
+func printToLog(t *starlark.Thread, msg string) {
+	if cs := stateOf(t); cs.log != nil {
 		cs.log.Info(msg, "source", "print")
 	}
 }

@@ -1,9 +1,10 @@
 // Package starlark is the Starlark adapter of package scripting, over go.starlark.net.
 //
 // Source is parsed with while loops, top-level control flow, global reassignment (before
-// freezing) and recursion enabled, rewritten so that amplifying operations are checked before
-// they allocate (see rewrite.go and guard.go), then executed once: its top level runs at
-// compile time under Compiler.InitBudget and its globals are frozen. Every Call runs the named function on a
+// freezing) and recursion enabled, rewritten so that amplifying operations are checked
+// before they allocate (see rewrite.go and guard.go) and small dict displays make records
+// (record.go), then executed once: its top level runs at compile time under
+// Compiler.InitBudget and its globals are frozen. Every Call runs the named function on a
 // new Thread over those frozen globals.
 //
 // Module state: a top-level value is frozen after the top level ran, so a hook cannot
@@ -32,7 +33,7 @@ import (
 
 // adapterVersion changes whenever what a source compiles to changes (rewrite rules,
 // predeclared names), so that cached programs are recompiled.
-const adapterVersion = "1"
+const adapterVersion = "5"
 
 var fileOptions = syntax.FileOptions{
 	While:           true,

@@ -3,6 +3,7 @@ package starlark
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -20,16 +21,21 @@ import (
 //
 // Checked before allocating: repetition (s * n, list * n, tuple * n, bytes * n, big int
 // products), % and str.format (output bounded by the format and its arguments), str.join,
-// str.replace, list.extend and list += iterable, concatenation (x + y) of strings, bytes,
-// lists and tuples past a small size, materialising built-ins (list, tuple, dict,
+// str.replace, list.extend and list += iterable, concatenation (x + y, s += t) of strings,
+// bytes, lists and tuples past a small size, materialising built-ins (list, tuple, dict,
 // sorted, reversed, enumerate, zip over a range or any sequence), str, repr, print and fail
 // (the size of the text they render), and range, which is refused when it has more
 // elements than the step budget allows a hook to iterate, so no built-in iterates longer
-// than that either.
+// than that either. The rewrite leaves a check out where the source shows it cannot
+// matter (known.go): products of known ints, % with a known int, concatenation with a
+// literal or the text of a known int.
 //
-// Not checked before allocating, left to the allocation watchdog: comprehensions and loops (one step per
-// element), str.split and similar methods (a small constant factor of a string the hook
-// already holds), stdlib results.
+// Not checked before allocating, left to the allocation watchdog: comprehensions and loops
+// (one step per element), str.split and similar methods (a small constant factor of a
+// string the hook already holds), stdlib results.
+//
+// The rewrite's other built-ins, which keep go.starlark.net's semantics for records and
+// request views, are in compat.go.
 
 // perElem is the size charged for one element of a materialised list or tuple: one
 // starlark.Value interface.
@@ -42,12 +48,15 @@ func guardBuiltins() starlark.StringDict {
 		guardAddIn:  starlark.NewBuiltin("+=", opAddInPlace),
 		guardAddArg: starlark.NewBuiltin("+=", opAddArg),
 		guardAdd:    starlark.NewBuiltin("+", opAdd),
+		recordMaker: starlark.NewBuiltin("dict", makeRecord),
+		guardPipeIn: starlark.NewBuiltin("|=", opPipeInPlace),
 	}
 	d["method.join"] = starlark.NewBuiltin("join", methodJoin)
 	d["method.replace"] = starlark.NewBuiltin("replace", methodReplace)
 	d["method.format"] = starlark.NewBuiltin("format", methodFormat)
 	d["method.extend"] = starlark.NewBuiltin("extend", methodExtend)
 
+	d["method.append"] = starlark.NewBuiltin("append", methodAppend)
 	d["method.index"] = starlark.NewBuiltin("index", methodRealisingArgs("index"))
 	d["method.remove"] = starlark.NewBuiltin("remove", methodRealisingArgs("remove"))
 	for op, name := range compareOps {
@@ -63,6 +72,13 @@ func guardBuiltins() starlark.StringDict {
 	}
 	for _, name := range []string{"str", "repr", "print", "fail"} {
 		d[name] = rendering(name)
+	}
+	for _, name := range []string{"sorted", "min", "max"} {
+		b, ok := d[name].(*starlark.Builtin)
+		if !ok {
+			b = starlark.Universe[name].(*starlark.Builtin)
+		}
+		d[name] = ordering(b)
 	}
 	return d
 }
@@ -182,6 +198,15 @@ func opMod(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 // loop (s = s + s) allocates as much again as it holds in one step, past the watchdog.
 func opAdd(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	x, y := args[0], args[1]
+	if err := checkConcat(t, x, y); err != nil {
+		return nil, err
+	}
+	return starlark.Binary(syntax.PLUS, x, y)
+}
+
+// checkConcat reserves the size of x + y when they are strings, bytes, lists or tuples
+// past scripting.SmallAlloc.
+func checkConcat(t *starlark.Thread, x, y starlark.Value) error {
 	var n int64
 	switch xv := x.(type) {
 	case starlark.String:
@@ -192,21 +217,26 @@ func opAdd(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 		if yv, ok := y.(starlark.Bytes); ok {
 			n = int64(len(xv)) + int64(len(yv))
 		}
-	case *starlark.List, starlark.Tuple:
+	case *starlark.List, starlark.Tuple, *listView:
 		n = mulSat(int64(max(starlark.Len(x), 0)+max(starlark.Len(y), 0)), perElem)
 	}
 	if n > scripting.SmallAlloc {
-		if err := stateOf(t).reserve(n); err != nil {
-			return nil, err
-		}
+		return stateOf(t).reserve(n)
 	}
-	return starlark.Binary(syntax.PLUS, x, y)
+	return nil
 }
 
 func opAddInPlace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	x, y := args[0], args[1]
 	l, ok := x.(*starlark.List)
+	if v, isView := x.(*listView); isView {
+		l, ok = v.private(), true
+	}
 	if !ok {
+		// s += y concatenates, as s = s + y does.
+		if err := checkConcat(t, x, y); err != nil {
+			return nil, err
+		}
 		return starlark.Binary(syntax.PLUS, x, y)
 	}
 	// list += iterable extends the list in place, as Starlark does.
@@ -357,19 +387,47 @@ func materialising(name string, per int64) *starlark.Builtin {
 			return nil, err
 		}
 		if name == "dict" && len(args) == 1 && len(kwargs) == 0 {
-			// dict(view): copy the view's level directly, without item tuples.
-			if v, ok := args[0].(*mapView); ok && v.own == nil {
-				return v.copyDict(), nil
+			// dict(view), dict(record): copy directly, without item tuples; a record
+			// when it has few entries.
+			switch v := args[0].(type) {
+			case *mapView:
+				if v.own == nil {
+					if len(v.src) <= recordMax {
+						keys, vals := v.entries()
+						return recordOf(keys, vals), nil
+					}
+					return v.copyDict(), nil
+				}
+			case *record:
+				if v.own == nil {
+					return recordOf(v.keys, v.vals), nil
+				}
 			}
 		}
 		return orig.CallInternal(t, args, kwargs)
 	})
 }
 
+// smallIntText holds str(i) for the small non-negative ints hooks turn into names and
+// labels (indices, replica counts), made once: str(i) then allocates nothing.
+var smallIntText = func() (t [1024]starlark.Value) {
+	for i := range t {
+		t[i] = starlark.String(strconv.Itoa(i))
+	}
+	return t
+}()
+
 // rendering wraps a built-in that renders its arguments as text.
 func rendering(name string) *starlark.Builtin {
 	orig := starlark.Universe[name].(*starlark.Builtin)
 	return starlark.NewBuiltin(name, func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if name == "str" && len(args) == 1 && len(kwargs) == 0 {
+			if i, ok := args[0].(starlark.Int); ok {
+				if i, ok := i.Int64(); ok && i >= 0 && i < int64(len(smallIntText)) {
+					return smallIntText[i], nil
+				}
+			}
+		}
 		cs := stateOf(t)
 		var size int64
 		for _, a := range args {
@@ -380,110 +438,4 @@ func rendering(name string) *starlark.Builtin {
 		}
 		return orig.CallInternal(t, args, kwargs)
 	})
-}
-
-// reprSize estimates the length of v's text form, stopping once it passes limit. Aliased
-// values are counted each time they appear, as the text repeats them.
-func reprSize(v starlark.Value, limit int64) int64 {
-	var total int64
-	addReprSize(v, limit, 0, &total)
-	return total
-}
-
-func addReprSize(v starlark.Value, limit int64, depth int, total *int64) {
-	if *total > limit {
-		return
-	}
-	if depth > scripting.MaxOutputDepth {
-		*total += 8 // cyclic values print as [...]
-		return
-	}
-	switch v := v.(type) {
-	case starlark.String:
-		*total += int64(len(v)) + 2
-	case starlark.Bytes:
-		*total += 4*int64(len(v)) + 3
-	case starlark.Int:
-		if _, ok := v.Int64(); ok {
-			*total += 20
-		} else {
-			*total += int64(v.BigInt().BitLen())/3 + 2
-		}
-	case *starlark.List:
-		*total += 2
-		for i := 0; i < v.Len() && *total <= limit; i++ {
-			*total += 2
-			addReprSize(v.Index(i), limit, depth+1, total)
-		}
-	case starlark.Tuple:
-		*total += 2
-		for i := 0; i < len(v) && *total <= limit; i++ {
-			*total += 2
-			addReprSize(v[i], limit, depth+1, total)
-		}
-	case *starlark.Dict:
-		*total += 2
-		it := v.Iterate()
-		var k starlark.Value
-		for *total <= limit && it.Next(&k) {
-			e, _, _ := v.Get(k)
-			*total += 4
-			addReprSize(k, limit, depth+1, total)
-			addReprSize(e, limit, depth+1, total)
-		}
-		it.Done()
-	case *mapView:
-		*total += v.reprSize(limit - *total)
-	case *listView:
-		*total += v.reprSize(limit - *total)
-	default:
-		*total += 32
-	}
-}
-
-// mayHoldView reports whether v is a container, which realise may have to rebuild.
-func mayHoldView(v starlark.Value) bool {
-	switch v.(type) {
-	case *mapView, *listView, *starlark.Dict, *starlark.List, starlark.Tuple:
-		return true
-	}
-	return false
-}
-
-func opCompare(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-	return func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-		x, y := args[0], args[1]
-		if mayHoldView(x) {
-			x = realise(x, 0)
-		}
-		if op == syntax.IN || op == syntax.NOT_IN {
-			// A dict view answers `in` by lookup; realising it would copy it.
-			if _, ok := y.(*mapView); !ok && mayHoldView(y) {
-				y = realise(y, 0)
-			}
-			return starlark.Binary(op, x, y)
-		}
-		if mayHoldView(y) {
-			y = realise(y, 0)
-		}
-		ok, err := starlark.Compare(op, x, y)
-		return starlark.Bool(ok), err
-	}
-}
-
-func methodRealisingArgs(name string) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-	return func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		rest := args[1:]
-		for _, a := range rest {
-			if mayHoldView(a) {
-				cp := make(starlark.Tuple, len(rest))
-				for i, a := range rest {
-					cp[i] = realise(a, 0)
-				}
-				rest = cp
-				break
-			}
-		}
-		return callMethod(t, args[0], name, rest, kwargs)
-	}
 }

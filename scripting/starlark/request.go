@@ -3,7 +3,6 @@ package starlark
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -22,9 +21,56 @@ import (
 
 type mapView struct {
 	src  map[string]any
-	kids map[string]starlark.Value
+	kids kids
 	own  *starlark.Dict
 	keys []starlark.Value // sorted keys as Starlark strings, made once on first iteration
+	vals []starlark.Value // values in the order of keys, made once on first copy
+}
+
+// kids caches the child views of a mapView: a short list searched in order, as most
+// levels of an object have only a few nested containers, and a map once there are more.
+type kids struct {
+	list []kid
+	m    map[string]starlark.Value
+}
+
+type kid struct {
+	key string
+	val starlark.Value
+}
+
+const kidListMax = 8
+
+func (ks *kids) get(k string) (starlark.Value, bool) {
+	if ks.m != nil {
+		v, ok := ks.m[k]
+		return v, ok
+	}
+	for i := range ks.list {
+		if ks.list[i].key == k {
+			return ks.list[i].val, true
+		}
+	}
+	return nil, false
+}
+
+func (ks *kids) put(k string, v starlark.Value) {
+	switch {
+	case ks.m != nil:
+		ks.m[k] = v
+	case len(ks.list) < kidListMax:
+		if ks.list == nil {
+			ks.list = make([]kid, 0, 4)
+		}
+		ks.list = append(ks.list, kid{k, v})
+	default:
+		ks.m = make(map[string]starlark.Value, 2*kidListMax)
+		for _, e := range ks.list {
+			ks.m[e.key] = e.val
+		}
+		ks.m[k] = v
+		ks.list = nil
+	}
 }
 
 type listView struct {
@@ -89,14 +135,14 @@ func scalar(v any) starlark.Value {
 
 // ---- mapView ----
 
-func (v *mapView) String() string {
-	if v.own != nil {
-		return v.own.String()
-	}
-	var b strings.Builder
-	writeGo(&b, v.src, 0)
-	return b.String()
-}
+// touched reports whether the hook has read a nested container of the view: that child
+// view may have been changed since, so the view's source alone no longer says what it holds.
+func (v *mapView) touched() bool { return len(v.kids.list) > 0 || v.kids.m != nil }
+
+// touched: see mapView.touched.
+func (v *listView) touched() bool { return v.kids != nil }
+
+func (v *mapView) String() string        { return repr(v) }
 func (v *mapView) Type() string          { return "dict" }
 func (v *mapView) Freeze()               { v.private().Freeze() }
 func (v *mapView) Truth() starlark.Bool  { return v.Len() > 0 }
@@ -129,14 +175,11 @@ func (v *mapView) get(k string) (starlark.Value, bool, error) {
 	}
 	switch g.(type) {
 	case map[string]any, []any:
-		if kid, ok := v.kids[k]; ok {
+		if kid, ok := v.kids.get(k); ok {
 			return kid, true, nil
 		}
 		kid := leaf(g)
-		if v.kids == nil {
-			v.kids = make(map[string]starlark.Value, 4)
-		}
-		v.kids[k] = kid
+		v.kids.put(k, kid)
 		return kid, true, nil
 	}
 	return leaf(g), true, nil
@@ -157,8 +200,8 @@ func (v *mapView) sortedValueKeys() []starlark.Value {
 	if v.keys == nil {
 		keys := v.sortedKeys()
 		v.keys = make([]starlark.Value, len(keys))
-		for i, k := range keys {
-			v.keys[i] = starlark.String(k)
+		for i := range keys {
+			v.keys[i] = stringValueAt(&keys[i])
 		}
 	}
 	return v.keys
@@ -175,11 +218,14 @@ func (v *mapView) Items() []starlark.Tuple {
 	if v.own != nil {
 		return v.own.Items()
 	}
-	keys := v.sortedKeys()
+	keys := v.sortedValueKeys()
 	items := make([]starlark.Tuple, len(keys))
+	pairs := make([]starlark.Value, 2*len(keys))
 	for i, k := range keys {
-		e, _, _ := v.get(k)
-		items[i] = starlark.Tuple{starlark.String(k), e}
+		e, _, _ := v.get(string(k.(starlark.String)))
+		pair := pairs[2*i : 2*i+2 : 2*i+2]
+		pair[0], pair[1] = k, e
+		items[i] = pair
 	}
 	return items
 }
@@ -187,20 +233,34 @@ func (v *mapView) Items() []starlark.Tuple {
 // private returns the view's own copy, making it on first use.
 func (v *mapView) private() *starlark.Dict {
 	if v.own == nil {
-		v.own, v.kids = v.copyDict(), nil
+		v.own, v.kids, v.vals = v.copyDict(), kids{}, nil
 	}
 	return v.own
 }
 
 // copyDict returns a new dict of the view's entries in key order; nested containers are
-// the view's (shared) child views.
+// the view's (shared) child views. The entries are converted once per view, so copying a
+// view in a loop (dict(template["labels"])) only inserts.
 func (v *mapView) copyDict() *starlark.Dict {
-	d := starlark.NewDict(len(v.src))
-	for _, k := range v.sortedValueKeys() {
-		e, _, _ := v.get(string(k.(starlark.String)))
-		d.SetKey(k, e)
+	keys, vals := v.entries()
+	d := starlark.NewDict(len(keys))
+	for i, k := range keys {
+		d.SetKey(k, vals[i])
 	}
 	return d
+}
+
+// entries returns the view's keys in order and their values, converted once per view;
+// callers must not modify them.
+func (v *mapView) entries() (keys, vals []starlark.Value) {
+	keys = v.sortedValueKeys()
+	if v.vals == nil {
+		v.vals = make([]starlark.Value, len(keys))
+		for i, k := range keys {
+			v.vals[i], _, _ = v.get(string(k.(starlark.String)))
+		}
+	}
+	return keys, v.vals
 }
 
 func (v *mapView) SetKey(k, e starlark.Value) error { return v.private().SetKey(k, e) }
@@ -236,17 +296,17 @@ func (v *mapView) method(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 0); err != nil {
 			return nil, err
 		}
-		keys := v.sortedKeys()
+		keys := v.sortedValueKeys()
 		out := make([]starlark.Value, len(keys))
 		for i, k := range keys {
-			e, _, _ := v.get(k)
 			switch b.Name() {
 			case "keys":
-				out[i] = starlark.String(k)
+				out[i] = k
 			case "values":
-				out[i] = e
+				out[i], _, _ = v.get(string(k.(starlark.String)))
 			default:
-				out[i] = starlark.Tuple{starlark.String(k), e}
+				e, _, _ := v.get(string(k.(starlark.String)))
+				out[i] = starlark.Tuple{k, e}
 			}
 		}
 		return starlark.NewList(out), nil
@@ -255,26 +315,19 @@ func (v *mapView) method(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 }
 
 func (v *mapView) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {
-	return starlark.CompareDepth(op, realise(v, 0), realise(y, 0), depth)
+	return starlark.CompareDepth(op, realise(v), realise(y), depth)
 }
 
 func (v *mapView) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (starlark.Value, error) {
 	if side == starlark.Left {
-		return starlark.Binary(op, realise(v, 0), realise(y, 0))
+		return starlark.Binary(op, realise(v), realise(y))
 	}
-	return starlark.Binary(op, realise(y, 0), realise(v, 0))
+	return starlark.Binary(op, realise(y), realise(v))
 }
 
 // ---- listView ----
 
-func (v *listView) String() string {
-	if v.own != nil {
-		return v.own.String()
-	}
-	var b strings.Builder
-	writeGo(&b, v.src, 0)
-	return b.String()
-}
+func (v *listView) String() string        { return repr(v) }
 func (v *listView) Type() string          { return "list" }
 func (v *listView) Freeze()               { v.private().Freeze() }
 func (v *listView) Truth() starlark.Bool  { return v.Len() > 0 }
@@ -347,96 +400,14 @@ func (v *listView) Attr(name string) (starlark.Value, error) { return v.private(
 func (v *listView) AttrNames() []string                      { return starlark.NewList(nil).AttrNames() }
 
 func (v *listView) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {
-	return starlark.CompareDepth(op, realise(v, 0), realise(y, 0), depth)
+	return starlark.CompareDepth(op, realise(v), realise(y), depth)
 }
 
 func (v *listView) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (starlark.Value, error) {
 	if side == starlark.Left {
-		return starlark.Binary(op, realise(v, 0), realise(y, 0))
+		return starlark.Binary(op, realise(v), realise(y))
 	}
-	return starlark.Binary(op, realise(y, 0), realise(v, 0))
-}
-
-// ---- realise ----
-
-// realise returns v with every view in it replaced by ordinary Starlark values, so that
-// go.starlark.net's own comparisons, which assume both operands have the same Go type, never
-// meet a view. Values without views are returned as they are.
-func realise(v starlark.Value, depth int) starlark.Value {
-	if depth > maxValueDepth {
-		return v
-	}
-	switch x := v.(type) {
-	case *mapView:
-		if x.own != nil {
-			return realise(x.own, depth)
-		}
-		return fromGo(x.src)
-	case *listView:
-		if x.own != nil {
-			return realise(x.own, depth)
-		}
-		return fromGo(x.src)
-	case *starlark.Dict:
-		if !hasView(x, depth) {
-			return x
-		}
-		d := starlark.NewDict(x.Len())
-		for k, e := range x.Entries() {
-			d.SetKey(k, realise(e, depth+1))
-		}
-		return d
-	case *starlark.List:
-		if !hasView(x, depth) {
-			return x
-		}
-		elems := make([]starlark.Value, x.Len())
-		for i := range elems {
-			elems[i] = realise(x.Index(i), depth+1)
-		}
-		return starlark.NewList(elems)
-	case starlark.Tuple:
-		if !hasView(x, depth) {
-			return x
-		}
-		t := make(starlark.Tuple, len(x))
-		for i, e := range x {
-			t[i] = realise(e, depth+1)
-		}
-		return t
-	}
-	return v
-}
-
-const maxValueDepth = 256
-
-func hasView(v starlark.Value, depth int) bool {
-	if depth > maxValueDepth {
-		return false
-	}
-	switch x := v.(type) {
-	case *mapView, *listView:
-		return true
-	case *starlark.Dict:
-		for _, e := range x.Entries() {
-			if hasView(e, depth+1) {
-				return true
-			}
-		}
-	case *starlark.List:
-		for i := 0; i < x.Len(); i++ {
-			if hasView(x.Index(i), depth+1) {
-				return true
-			}
-		}
-	case starlark.Tuple:
-		for _, e := range x {
-			if hasView(e, depth+1) {
-				return true
-			}
-		}
-	}
-	return false
+	return starlark.Binary(op, realise(y), realise(v))
 }
 
 // fromGo converts a JSON-shaped Go value to ordinary Starlark values, eagerly (stdlib
@@ -462,81 +433,4 @@ func fromGo(v any) starlark.Value {
 		return starlark.NewList(elems)
 	}
 	return scalar(v)
-}
-
-// writeGo writes v as Starlark would print the equivalent value.
-func writeGo(b *strings.Builder, v any, depth int) {
-	if depth > maxValueDepth {
-		b.WriteString("...")
-		return
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(starlark.String(k).String())
-			b.WriteString(": ")
-			writeGo(b, v[k], depth+1)
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, e := range v {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeGo(b, e, depth+1)
-		}
-		b.WriteByte(']')
-	default:
-		b.WriteString(scalar(v).String())
-	}
-}
-
-func (v *mapView) reprSize(limit int64) int64 {
-	if v.own != nil {
-		return reprSize(v.own, limit)
-	}
-	return goReprSize(v.src, limit, 0)
-}
-
-func (v *listView) reprSize(limit int64) int64 {
-	if v.own != nil {
-		return reprSize(v.own, limit)
-	}
-	return goReprSize(v.src, limit, 0)
-}
-
-func goReprSize(v any, limit int64, depth int) int64 {
-	switch v := v.(type) {
-	case string:
-		return int64(len(v)) + 2
-	case map[string]any:
-		n := int64(2)
-		for k, e := range v {
-			n += int64(len(k)) + 6 + goReprSize(e, limit-n, depth+1)
-			if n > limit {
-				break
-			}
-		}
-		return n
-	case []any:
-		n := int64(2)
-		for _, e := range v {
-			n += 2 + goReprSize(e, limit-n, depth+1)
-			if n > limit {
-				break
-			}
-		}
-		return n
-	}
-	return 24
 }

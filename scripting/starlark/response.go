@@ -26,7 +26,12 @@ func toGo(v starlark.Value, meter *scripting.OutputMeter) (any, error) {
 type converter struct {
 	meter      *scripting.OutputMeter
 	shareViews bool
-	err        error // set by the dict loop body
+
+	// State of the dict loop body (entry).
+	yield func(k, e starlark.Value) bool
+	out   map[string]any
+	depth int
+	err   error
 }
 
 func outErr(format string, args ...any) error {
@@ -105,14 +110,25 @@ func (c *converter) value(v starlark.Value, depth int) (any, error) {
 			out[i] = g
 		}
 		return out, nil
+	case *record:
+		if v.own != nil {
+			return c.dict(v.own, depth)
+		}
+		return c.record(v, depth)
 	case *mapView:
 		if v.own != nil {
 			return c.dict(v.own, depth)
+		}
+		if v.touched() {
+			return c.touchedMap(v, depth)
 		}
 		return c.goValue(v.src, depth)
 	case *listView:
 		if v.own != nil {
 			return c.value(v.own, depth)
+		}
+		if v.touched() {
+			return c.touchedList(v, depth)
 		}
 		return c.goValue(v.src, depth)
 	}
@@ -132,25 +148,103 @@ func (c *converter) dict(d *starlark.Dict, depth int) (any, error) {
 		return nil, err
 	}
 	out := make(map[string]any, n)
-	// The loop body only captures values and reports through c.err, so the closure is the
-	// one allocation; Iterate and Get would hash every key again.
-	c.err = nil
-	d.Entries()(func(k, e starlark.Value) bool {
-		ks, ok := k.(starlark.String)
-		if !ok {
-			c.err = outErr("dict key %s is a %s, not a string", k.String(), k.Type())
-			return false
-		}
-		g, err := c.value(e, depth+1)
-		if err != nil {
-			c.err = scripting.AtKey(err, string(ks))
-			return false
-		}
-		out[string(ks)] = g
-		return true
-	})
+	// Entries with a loop body bound once per conversion (c.entry) iterates without hashing
+	// keys again and without a closure per dict; the body's state is saved around nesting.
+	if c.yield == nil {
+		c.yield = c.entry
+	}
+	saveOut, saveDepth := c.out, c.depth
+	c.out, c.depth, c.err = out, depth+1, nil
+	d.Entries()(c.yield)
+	c.out, c.depth = saveOut, saveDepth
 	if c.err != nil {
 		return nil, c.err
+	}
+	return out, nil
+}
+
+func (c *converter) record(r *record, depth int) (any, error) {
+	if depth >= scripting.MaxOutputDepth {
+		return nil, tooDeep()
+	}
+	if err := c.meter.Add(scripting.OutputMapBytes + scripting.OutputMapEntryBytes*int64(len(r.keys))); err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(r.keys))
+	for i, k := range r.keys {
+		g, err := c.value(r.vals[i], depth+1)
+		if err != nil {
+			return nil, scripting.AtKey(err, string(k.(starlark.String)))
+		}
+		out[string(k.(starlark.String))] = g
+	}
+	return out, nil
+}
+
+// entry is the loop body of dict: it converts one entry into c.out, or sets c.err and stops.
+func (c *converter) entry(k, e starlark.Value) bool {
+	ks, ok := k.(starlark.String)
+	if !ok {
+		c.err = outErr("dict key %s is a %s, not a string", k.String(), k.Type())
+		return false
+	}
+	out, depth := c.out, c.depth
+	g, err := c.value(e, depth)
+	if err != nil {
+		c.err = scripting.AtKey(err, string(ks))
+		return false
+	}
+	out[string(ks)] = g
+	return true
+}
+
+// touchedMap converts a view whose child views the hook has read, and may have changed,
+// from those children and, for the rest, from the source.
+func (c *converter) touchedMap(v *mapView, depth int) (any, error) {
+	if depth >= scripting.MaxOutputDepth {
+		return nil, tooDeep()
+	}
+	if err := c.meter.Add(scripting.OutputMapBytes + scripting.OutputMapEntryBytes*int64(len(v.src))); err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(v.src))
+	for k, g := range v.src {
+		var e any
+		var err error
+		if kid, ok := v.kids.get(k); ok {
+			e, err = c.value(kid, depth+1)
+		} else {
+			e, err = c.goValue(g, depth+1)
+		}
+		if err != nil {
+			return nil, scripting.AtKey(err, k)
+		}
+		out[k] = e
+	}
+	return out, nil
+}
+
+// touchedList is touchedMap for lists.
+func (c *converter) touchedList(v *listView, depth int) (any, error) {
+	if depth >= scripting.MaxOutputDepth {
+		return nil, tooDeep()
+	}
+	if err := c.meter.Add(scripting.OutputListBytes + scripting.OutputListEntryBytes*int64(len(v.src))); err != nil {
+		return nil, err
+	}
+	out := make([]any, len(v.src))
+	for i, g := range v.src {
+		var e any
+		var err error
+		if kid := v.kids[i]; kid != nil {
+			e, err = c.value(kid, depth+1)
+		} else {
+			e, err = c.goValue(g, depth+1)
+		}
+		if err != nil {
+			return nil, scripting.AtIndex(err, i)
+		}
+		out[i] = e
 	}
 	return out, nil
 }

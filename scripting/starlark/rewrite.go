@@ -1,21 +1,33 @@
 package starlark
 
 import (
+	"strconv"
+	"strings"
+
+	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 )
 
 // The rewrite routes the operations that can allocate far more than their operands hold
-// through guard built-ins (guard.go), which check the size before allocating:
+// through guard built-ins (guard.go), which check the size before allocating. A guard is
+// left out where what is known of the operands (known.go: literals, known ints, short text,
+// scalars) shows it cannot matter:
 //
-//	x * y            →  operator*(x, y)           repetition of strings, lists, tuples, bytes
-//	x % y            →  operator%(x, y)           formatting; skipped when an operand is an int literal
+//	{"k": v, ...}    →  dict#record(keys, v, ...)  a record (record.go): distinct string keys, at most 8
+//	x |= y           →  x = operator|=(x, y)      in place for records and views, as for dicts
+//	x * y            →  operator*(x, y)           repetition; skipped when both are known ints
+//	x % y            →  operator%(x, y)           formatting; skipped when an operand is a known int
 //	x *= y, x %= y   →  x = operator*(x, y) ...   target a name or a side-effect-free index/field
-//	x + y            →  operator+(x, y)           concatenation; skipped when an operand is a literal
-//	x += y           →  x = operator+=(x, y)      list += iterable; skipped when y is a literal or a
-//	                                              list, tuple, dict or arithmetic expression
+//	x + y            →  operator+(x, y)           concatenation; skipped when an operand is short text
+//	x += y           →  x = operator+=(x, y)      list += iterable, s += t; skipped when y is short
+//	                                              text, a list, tuple or dict display, a
+//	                                              comprehension or a difference
 //	e.join(a), e.replace(a), e.format(a), e.extend(a)  →  method.join(e, a) ...
-//	x == y, x < y, x in y, ...  →  operator==(x, y) ... unless an operand is a literal (see compareOps)
+//	x == y, x < y, x in y, ...  →  operator==(x, y) ... unless an operand is a scalar (see compareOps)
 //	e.index(a), e.remove(a)     →  method.index(e, a) ... (views compared as ordinary values)
+//	e.append(a)                 →  method.append(e, a)  (not a guard: saves binding the method)
+//	len, str, json, ...         →  len#g, ...  a global bound to the built-in or module at the
+//	                                           top, when the file binds the name nowhere
 //
 // The guard names contain characters no identifier can, so hook code can neither call nor
 // shadow them. Guard calls are positioned at the operator, so errors point there.
@@ -33,21 +45,34 @@ const (
 	guardAddIn  = "operator+="
 	guardAddArg = "operator+=arg"
 	guardAdd    = "operator+"
+	guardPipeIn = "operator|="
+	recordMaker = "dict#record"
 )
 
-// guardedMethods are the method names rewritten into method.<name> guard calls.
+// guardedMethods are the method names rewritten into method.<name> calls.
 var guardedMethods = map[string]string{
 	"join": "method.join", "replace": "method.replace", "format": "method.format", "extend": "method.extend",
 	"index": "method.index", "remove": "method.remove",
+	"append": "method.append",
 }
 
 // compareOps are rewritten into guards that replace request views by ordinary values
 // before go.starlark.net compares: its dict and list comparisons assume both operands have
-// the same Go type. Comparisons with a literal, None, True or False cannot meet that case
-// and are left alone.
+// the same Go type. Comparisons with a scalar (a literal, None, True, False, a known int,
+// the result of str(), len(), a comparison, ...) cannot meet that case and are left alone.
 var compareOps = map[syntax.Token]string{
 	syntax.EQL: "operator==", syntax.NEQ: "operator!=", syntax.LT: "operator<", syntax.LE: "operator<=",
 	syntax.GT: "operator>", syntax.GE: "operator>=", syntax.IN: "operator in", syntax.NOT_IN: "operator not in",
+}
+
+// isBuiltin reports whether name is predeclared (a built-in, guard or stdlib module) or a
+// universal built-in function.
+func isBuiltin(name string) bool {
+	if _, ok := predeclared()[name]; ok {
+		return true
+	}
+	_, ok := starlark.Universe[name].(*starlark.Builtin)
+	return ok
 }
 
 func isPlainLiteral(e syntax.Expr) bool {
@@ -61,12 +86,82 @@ func isPlainLiteral(e syntax.Expr) bool {
 }
 
 func rewrite(f *syntax.File) error {
-	r := &rewriter{}
+	r := &rewriter{facts: fileFacts(f), keys: map[string]*syntax.Ident{}, aliased: map[string]bool{}}
 	r.stmts(f.Stmts)
+	if len(r.hoisted) > 0 {
+		// The key tuples of records and the aliases of built-ins are globals assigned
+		// before anything else runs, after the loads.
+		n := 0
+		for n < len(f.Stmts) {
+			if _, ok := f.Stmts[n].(*syntax.LoadStmt); !ok {
+				break
+			}
+			n++
+		}
+		f.Stmts = append(f.Stmts[:n:n], append(r.hoisted, f.Stmts[n:]...)...)
+	}
 	return r.err
 }
 
-type rewriter struct{ err error }
+type rewriter struct {
+	facts   *facts
+	err     error
+	keys    map[string]*syntax.Ident // record key tuples by their keys, joined
+	aliased map[string]bool          // built-ins given a global alias
+	hoisted []syntax.Stmt            // their assignments
+}
+
+// alias returns a reference to a global bound, before anything else runs, to the
+// predeclared or universal built-in name: go.starlark.net looks those up by name in a map
+// on every use, and globals by index.
+func (r *rewriter) alias(pos syntax.Position, name string) *syntax.Ident {
+	g := name + "#g"
+	if !r.aliased[name] {
+		r.aliased[name] = true
+		r.hoisted = append(r.hoisted, &syntax.AssignStmt{OpPos: pos, Op: syntax.EQ,
+			LHS: &syntax.Ident{NamePos: pos, Name: g}, RHS: &syntax.Ident{NamePos: pos, Name: name}})
+	}
+	return &syntax.Ident{NamePos: pos, Name: g}
+}
+
+// call returns a call of the built-in guard at pos.
+func (r *rewriter) call(guard string, pos syntax.Position, args ...syntax.Expr) *syntax.CallExpr {
+	return &syntax.CallExpr{Fn: r.alias(pos, guard), Lparen: pos, Args: args, Rparen: pos}
+}
+
+// recordCall returns the call that makes a record for a dict display, or nil when the
+// display is not one: empty, more than recordMax entries, or a key that is not a string
+// literal or repeats (which is go.starlark.net's runtime error to report).
+func (r *rewriter) recordCall(d *syntax.DictExpr) syntax.Expr {
+	if len(d.List) == 0 || len(d.List) > recordMax {
+		return nil
+	}
+	keys := make([]syntax.Expr, len(d.List))
+	args := make([]syntax.Expr, 1, 1+len(d.List))
+	seen := make(map[string]bool, len(d.List))
+	var joined strings.Builder
+	for i, e := range d.List {
+		e := e.(*syntax.DictEntry)
+		l, ok := e.Key.(*syntax.Literal)
+		if !ok || l.Token != syntax.STRING || seen[l.Value.(string)] {
+			return nil
+		}
+		seen[l.Value.(string)] = true
+		joined.WriteString(strconv.Quote(l.Value.(string)))
+		keys[i] = &syntax.Literal{Token: syntax.STRING, TokenPos: l.TokenPos, Raw: l.Raw, Value: l.Value}
+		args = append(args, r.expr(e.Value))
+	}
+	id, ok := r.keys[joined.String()]
+	if !ok {
+		id = &syntax.Ident{NamePos: d.Lbrace, Name: "record#keys" + strconv.Itoa(len(r.keys))}
+		r.keys[joined.String()] = id
+		r.hoisted = append(r.hoisted, &syntax.AssignStmt{OpPos: d.Lbrace, Op: syntax.EQ,
+			LHS: &syntax.Ident{NamePos: d.Lbrace, Name: id.Name},
+			RHS: &syntax.TupleExpr{Lparen: d.Lbrace, List: keys, Rparen: d.Rbrace}})
+	}
+	args[0] = &syntax.Ident{NamePos: d.Lbrace, Name: id.Name}
+	return &syntax.CallExpr{Fn: r.alias(d.Lbrace, recordMaker), Lparen: d.Lbrace, Args: args, Rparen: d.Rbrace}
+}
 
 func (r *rewriter) stmts(ss []syntax.Stmt) {
 	for i, s := range ss {
@@ -103,6 +198,8 @@ func (r *rewriter) stmt(s syntax.Stmt) syntax.Stmt {
 }
 
 func (r *rewriter) assign(s *syntax.AssignStmt) syntax.Stmt {
+	// Decided on the source, before the operands are rewritten.
+	intRHS, shortRHS, plainRHS := r.facts.knownInt(s.RHS), r.facts.shortText(s.RHS), cannotBeIterable(s.RHS)
 	s.LHS = r.expr(s.LHS)
 	s.RHS = r.expr(s.RHS)
 	var guard string
@@ -110,25 +207,31 @@ func (r *rewriter) assign(s *syntax.AssignStmt) syntax.Stmt {
 	case syntax.STAR_EQ:
 		guard = guardMul
 	case syntax.PERCENT_EQ:
-		if isIntLiteral(s.RHS) {
+		if intRHS {
 			return s
 		}
 		guard = guardMod
 	case syntax.PLUS_EQ:
-		if cannotBeIterable(s.RHS) {
+		if shortRHS || plainRHS {
 			return s
 		}
 		guard = guardAddIn
+	case syntax.PIPE_EQ:
+		guard = guardPipeIn
 	default:
 		return s
 	}
 	if lhs, ok := cloneSimple(s.LHS); ok {
 		return &syntax.AssignStmt{OpPos: s.OpPos, Op: syntax.EQ, LHS: s.LHS,
-			RHS: call(guard, s.OpPos, lhs, s.RHS)}
+			RHS: r.call(guard, s.OpPos, lhs, s.RHS)}
+	}
+	if s.Op == syntax.PIPE_EQ {
+		// x[f()] |= y: updated in place by go.starlark.net when both are plain dicts.
+		return s
 	}
 	if s.Op == syntax.PLUS_EQ {
 		// x[f()] += y: the target cannot be evaluated twice; check y alone.
-		s.RHS = call(guardAddArg, s.OpPos, s.RHS)
+		s.RHS = r.call(guardAddArg, s.OpPos, s.RHS)
 		return s
 	}
 	if r.err == nil {
@@ -156,17 +259,31 @@ func (r *rewriter) exprs(es []syntax.Expr) {
 func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 	switch e := e.(type) {
 	case *syntax.BinaryExpr:
+		// What is known of the operands is decided on the source, before they are rewritten.
+		fs := r.facts
+		var guard string
+		switch {
+		case compareOps[e.Op] != "":
+			if !fs.scalar(e.X) && !fs.scalar(e.Y) {
+				guard = compareOps[e.Op]
+			}
+		case e.Op == syntax.STAR:
+			if !fs.knownInt(e.X) || !fs.knownInt(e.Y) {
+				guard = guardMul
+			}
+		case e.Op == syntax.PLUS:
+			if !fs.shortText(e.X) && !fs.shortText(e.Y) {
+				guard = guardAdd
+			}
+		case e.Op == syntax.PERCENT:
+			if !fs.knownInt(e.X) && !fs.knownInt(e.Y) {
+				guard = guardMod
+			}
+		}
 		e.X = r.expr(e.X)
 		e.Y = r.expr(e.Y)
-		switch {
-		case compareOps[e.Op] != "" && !isPlainLiteral(e.X) && !isPlainLiteral(e.Y):
-			return call(compareOps[e.Op], e.OpPos, e.X, e.Y)
-		case e.Op == syntax.STAR:
-			return call(guardMul, e.OpPos, e.X, e.Y)
-		case e.Op == syntax.PLUS && !isPlainLiteral(e.X) && !isPlainLiteral(e.Y):
-			return call(guardAdd, e.OpPos, e.X, e.Y)
-		case e.Op == syntax.PERCENT && !isIntLiteral(e.X) && !isIntLiteral(e.Y):
-			return call(guardMod, e.OpPos, e.X, e.Y)
+		if guard != "" {
+			return r.call(guard, e.OpPos, e.X, e.Y)
 		}
 	case *syntax.UnaryExpr:
 		if e.X != nil {
@@ -185,11 +302,16 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 		if dot, ok := e.Fn.(*syntax.DotExpr); ok {
 			if guard, ok := guardedMethods[dot.Name.Name]; ok {
 				recv := r.expr(dot.X)
-				return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: dot.Dot, Name: guard}, Lparen: e.Lparen,
+				return &syntax.CallExpr{Fn: r.alias(dot.Dot, guard), Lparen: e.Lparen,
 					Args: append([]syntax.Expr{recv}, e.Args...), Rparen: e.Rparen}
 			}
 		}
 		e.Fn = r.expr(e.Fn)
+	case *syntax.Ident:
+		// A name the file binds nowhere that names a built-in or a stdlib module.
+		if r.facts.builtin(e.Name) && isBuiltin(e.Name) {
+			return r.alias(e.NamePos, e.Name)
+		}
 	case *syntax.DotExpr:
 		e.X = r.expr(e.X)
 	case *syntax.IndexExpr:
@@ -207,6 +329,9 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 	case *syntax.TupleExpr:
 		r.exprs(e.List)
 	case *syntax.DictExpr:
+		if c := r.recordCall(e); c != nil {
+			return c
+		}
 		for _, d := range e.List {
 			d := d.(*syntax.DictEntry)
 			d.Key = r.expr(d.Key)
@@ -237,24 +362,16 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 	return e
 }
 
-func call(guard string, pos syntax.Position, args ...syntax.Expr) *syntax.CallExpr {
-	return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: pos, Name: guard}, Lparen: pos, Args: args, Rparen: pos}
-}
-
-func isIntLiteral(e syntax.Expr) bool {
-	l, ok := e.(*syntax.Literal)
-	return ok && l.Token == syntax.INT
-}
-
-// cannotBeIterable reports whether e certainly evaluates to something `list += e` cannot
-// amplify: a literal, a list, tuple or dict display, or a comprehension. Arithmetic and
-// concatenation are left out: x + y may be list + list, which only copies what exists.
+// cannotBeIterable reports whether e certainly evaluates to something neither `list += e`
+// nor `s += e` can amplify: a literal, a list, tuple or dict display, a comprehension (each
+// no larger than what it lists), or a difference (a number or a set). A sum is left out:
+// s += a + b concatenates s with something as large as a and b together.
 func cannotBeIterable(e syntax.Expr) bool {
 	switch e := e.(type) {
 	case *syntax.Literal, *syntax.ListExpr, *syntax.TupleExpr, *syntax.DictExpr, *syntax.Comprehension:
 		return true
 	case *syntax.BinaryExpr:
-		return e.Op == syntax.PLUS || e.Op == syntax.MINUS
+		return e.Op == syntax.MINUS
 	case *syntax.ParenExpr:
 		return cannotBeIterable(e.X)
 	}

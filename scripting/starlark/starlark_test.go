@@ -206,6 +206,7 @@ func TestHostile(t *testing.T) {
 		{"extend_bomb", small, scripting.BudgetMemory, 59},
 		{"plus_equal_bomb", small, scripting.BudgetMemory, 64},
 		{"growth_loop", small, scripting.BudgetMemory, 0},
+		{"augmented_growth_loop", small, scripting.BudgetMemory, 0},
 		{"list_growth_loop", scripting.Budget{Timeout: 10 * time.Second, MaxSteps: 1 << 40, MaxMemory: 32 << 20}, scripting.BudgetMemory, 0},
 	}
 	for _, c := range cases {

@@ -1,0 +1,292 @@
+package starlark
+
+import (
+	"slices"
+	"strings"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"metascript.dev/metascript/scripting"
+)
+
+// writeRepr writes x as go.starlark.net prints it, for records and request views, whose
+// String go.starlark.net calls without the path of containers it is printing: a record or
+// view inside its own entries would otherwise print itself until the stack overflows. Every
+// container on the way is handled here, with the path, so a cycle prints as {...} or [...]
+// as it does for plain dicts and lists.
+func writeRepr(out *strings.Builder, x starlark.Value, path []starlark.Value) {
+	switch x := x.(type) {
+	case starlark.String:
+		out.WriteString(syntax.Quote(string(x), false))
+	case starlark.Tuple:
+		out.WriteByte('(')
+		for i, e := range x {
+			if i > 0 {
+				out.WriteString(", ")
+			}
+			writeRepr(out, e, path)
+		}
+		if len(x) == 1 {
+			out.WriteByte(',')
+		}
+		out.WriteByte(')')
+	case *starlark.List:
+		writeList(out, x, x.Len(), x.Index, path)
+	case *listView:
+		switch {
+		case x.own != nil:
+			writeList(out, x, x.own.Len(), x.own.Index, path)
+		case x.touched():
+			writeList(out, x, len(x.src), x.Index, path)
+		default:
+			writeGo(out, x.src, 0)
+		}
+	case *starlark.Dict:
+		writeDict(out, x, x.Entries(), path)
+	case *record:
+		if x.own != nil {
+			writeDict(out, x, x.own.Entries(), path)
+			return
+		}
+		writeDict(out, x, func(yield func(k, v starlark.Value) bool) {
+			for i, k := range x.keys {
+				if !yield(k, x.vals[i]) {
+					return
+				}
+			}
+		}, path)
+	case *mapView:
+		switch {
+		case x.own != nil:
+			writeDict(out, x, x.own.Entries(), path)
+		case x.touched():
+			keys, vals := x.entries()
+			writeDict(out, x, func(yield func(k, v starlark.Value) bool) {
+				for i, k := range keys {
+					if !yield(k, vals[i]) {
+						return
+					}
+				}
+			}, path)
+		default:
+			writeGo(out, x.src, 0)
+		}
+	default:
+		out.WriteString(x.String())
+	}
+}
+
+func writeList(out *strings.Builder, x starlark.Value, n int, index func(int) starlark.Value, path []starlark.Value) {
+	out.WriteByte('[')
+	if slices.Contains(path, x) {
+		out.WriteString("...") // the list contains itself
+	} else {
+		for i := range n {
+			if i > 0 {
+				out.WriteString(", ")
+			}
+			writeRepr(out, index(i), append(path, x))
+		}
+	}
+	out.WriteByte(']')
+}
+
+func writeDict(out *strings.Builder, x starlark.Value, entries func(yield func(k, v starlark.Value) bool), path []starlark.Value) {
+	out.WriteByte('{')
+	if slices.Contains(path, x) {
+		out.WriteString("...") // the dict contains itself
+	} else {
+		sep := ""
+		for k, v := range entries {
+			out.WriteString(sep)
+			writeRepr(out, k, path)
+			out.WriteString(": ")
+			writeRepr(out, v, append(path, x))
+			sep = ", "
+		}
+	}
+	out.WriteByte('}')
+}
+
+// repr is x's text through writeRepr.
+func repr(x starlark.Value) string {
+	var b strings.Builder
+	writeRepr(&b, x, nil)
+	return b.String()
+}
+
+// reprSize estimates the length of v's text form, stopping once it passes limit. Aliased
+// values are counted each time they appear, as the text repeats them; a container met
+// again inside itself counts as the {...} or [...] it prints as.
+func reprSize(v starlark.Value, limit int64) int64 {
+	s := reprSizer{limit: limit}
+	s.add(v)
+	return s.total
+}
+
+type reprSizer struct {
+	limit, total int64
+	path         []starlark.Value // containers being measured, outermost first
+}
+
+func (s *reprSizer) add(v starlark.Value) {
+	if s.total > s.limit {
+		return
+	}
+	switch v := v.(type) {
+	case starlark.String:
+		s.total += int64(len(v)) + 2
+		return
+	case starlark.Bytes:
+		s.total += 4*int64(len(v)) + 3
+		return
+	case starlark.Int:
+		if _, ok := v.Int64(); ok {
+			s.total += 20
+		} else {
+			s.total += int64(v.BigInt().BitLen())/3 + 2
+		}
+		return
+	case starlark.Tuple:
+		s.total += 2
+		for i := 0; i < len(v) && s.total <= s.limit; i++ {
+			s.total += 2
+			s.add(v[i])
+		}
+		return
+	case *starlark.List, *starlark.Dict, *record, *mapView, *listView:
+	default:
+		s.total += 32
+		return
+	}
+	if slices.Contains(s.path, v) || len(s.path) > scripting.MaxOutputDepth {
+		s.total += 8 // printed as {...} or [...]
+		return
+	}
+	s.path = append(s.path, v)
+	defer func() { s.path = s.path[:len(s.path)-1] }()
+	switch v := v.(type) {
+	case *starlark.List:
+		s.list(v.Len(), v.Index)
+	case *starlark.Dict:
+		s.dict(v.Entries())
+	case *record:
+		if v.own != nil {
+			s.dict(v.own.Entries())
+			return
+		}
+		s.pairs(v.keys, v.vals)
+	case *mapView:
+		switch {
+		case v.own != nil:
+			s.dict(v.own.Entries())
+		case v.touched():
+			s.pairs(v.entries())
+		default:
+			s.total += goReprSize(v.src, s.limit-s.total, 0)
+		}
+	case *listView:
+		switch {
+		case v.own != nil:
+			s.list(v.own.Len(), v.own.Index)
+		case v.touched():
+			s.list(len(v.src), v.Index)
+		default:
+			s.total += goReprSize(v.src, s.limit-s.total, 0)
+		}
+	}
+}
+
+func (s *reprSizer) list(n int, index func(int) starlark.Value) {
+	s.total += 2
+	for i := 0; i < n && s.total <= s.limit; i++ {
+		s.total += 2
+		s.add(index(i))
+	}
+}
+
+func (s *reprSizer) dict(entries func(yield func(k, v starlark.Value) bool)) {
+	s.total += 2
+	for k, e := range entries {
+		if s.total > s.limit {
+			break
+		}
+		s.total += 4
+		s.add(k)
+		s.add(e)
+	}
+}
+
+func (s *reprSizer) pairs(keys, vals []starlark.Value) {
+	s.total += 2
+	for i := 0; i < len(keys) && s.total <= s.limit; i++ {
+		s.total += 4
+		s.add(keys[i])
+		s.add(vals[i])
+	}
+}
+
+// goReprSize estimates the text of a request value, as reprSize does.
+func goReprSize(v any, limit int64, depth int) int64 {
+	switch v := v.(type) {
+	case string:
+		return int64(len(v)) + 2
+	case map[string]any:
+		n := int64(2)
+		for k, e := range v {
+			n += int64(len(k)) + 6 + goReprSize(e, limit-n, depth+1)
+			if n > limit {
+				break
+			}
+		}
+		return n
+	case []any:
+		n := int64(2)
+		for _, e := range v {
+			n += 2 + goReprSize(e, limit-n, depth+1)
+			if n > limit {
+				break
+			}
+		}
+		return n
+	}
+	return 24
+}
+
+// writeGo writes v as Starlark would print the equivalent value.
+func writeGo(b *strings.Builder, v any, depth int) {
+	if depth > maxValueDepth {
+		b.WriteString("...")
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(starlark.String(k).String())
+			b.WriteString(": ")
+			writeGo(b, v[k], depth+1)
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeGo(b, e, depth+1)
+		}
+		b.WriteByte(']')
+	default:
+		b.WriteString(scalar(v).String())
+	}
+}
