@@ -354,10 +354,12 @@ func checkStatus(t *testing.T, site *unstructured.Unstructured, want map[string]
 	}
 }
 
+// warningEvents are the Warning Events about the Website (not its Service of the same name,
+// which the API server's ClusterIP repair may warn about).
 func warningEvents(t *testing.T, ns, name string) []string {
 	t.Helper()
 	list, err := env.Kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
-		FieldSelector: "involvedObject.name=" + name + ",type=Warning",
+		FieldSelector: "involvedObject.kind=Website,involvedObject.name=" + name + ",type=Warning",
 	})
 	if err != nil {
 		t.Fatal(err)
