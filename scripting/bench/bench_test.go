@@ -9,71 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/benchsync"
 )
-
-// goSync is the floor: testdata/sync.star written in Go over the same JSON-shaped values.
-func goSync(req map[string]any) map[string]any {
-	parent := req["parent"].(map[string]any)
-	meta := parent["metadata"].(map[string]any)
-	spec := parent["spec"].(map[string]any)
-	tmpl := spec["template"].(map[string]any)
-	name := meta["name"].(string)
-	n := toInt(spec["replicas"])
-	children := make([]any, 0, n)
-	for i := range n {
-		tl := tmpl["labels"].(map[string]any)
-		labels := make(map[string]any, len(tl)+2)
-		for k, v := range tl {
-			labels[k] = v
-		}
-		idx := strconv.FormatInt(i, 10)
-		labels["app.kubernetes.io/instance"] = name
-		labels["index"] = idx
-		children = append(children, map[string]any{
-			"apiVersion": "v1",
-			"kind":       "ConfigMap",
-			"metadata":   map[string]any{"name": name + "-" + idx, "namespace": meta["namespace"], "labels": labels},
-			"data":       map[string]any{"image": tmpl["image"], "command": tmpl["command"], "index": idx},
-		})
-	}
-	return map[string]any{"status": map[string]any{"replicas": int64(len(children))}, "children": children}
-}
-
-func toInt(v any) int64 {
-	switch n := v.(type) {
-	case int64:
-		return n
-	case float64:
-		return int64(n)
-	}
-	return 0
-}
-
-func request(n int) map[string]any {
-	return map[string]any{
-		"controller": map[string]any{"metadata": map[string]any{"name": "cc"}},
-		"parent": map[string]any{
-			"apiVersion": "example.com/v1", "kind": "App",
-			"metadata": map[string]any{"name": "app", "namespace": "default", "uid": "1234",
-				"labels": map[string]any{"team": "a"}},
-			"spec": map[string]any{"replicas": int64(n), "template": map[string]any{
-				"labels":  map[string]any{"app": "demo", "tier": "web", "version": "v1"},
-				"image":   "nginx:1.27",
-				"command": "serve",
-			}},
-		},
-		"children":   map[string]any{"ConfigMap.v1": map[string]any{}},
-		"related":    map[string]any{},
-		"finalizing": false,
-	}
-}
 
 func compile(b *testing.B, rt *scripting.Runtime, lang scripting.Language, file string) scripting.Program {
 	src, err := os.ReadFile(file)
@@ -96,7 +39,7 @@ func webhookServer() *httptest.Server {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(goSync(req))
+		_ = json.NewEncoder(w).Encode(benchsync.Go(req))
 	}))
 }
 
@@ -111,7 +54,7 @@ func BenchmarkSync(b *testing.B) {
 		name string
 		call func(ctx context.Context, req map[string]any) error
 	}{
-		{"go", func(_ context.Context, req map[string]any) error { goSync(req); return nil }},
+		{"go", func(_ context.Context, req map[string]any) error { benchsync.Go(req); return nil }},
 		{"webhook", func(ctx context.Context, req map[string]any) error {
 			_, err := web.Invoke(ctx, req, nil)
 			return err
@@ -136,7 +79,7 @@ func BenchmarkSync(b *testing.B) {
 	ctx := context.Background()
 	for _, impl := range impls {
 		for _, n := range []int{10, 1000} {
-			req := request(n)
+			req := benchsync.Request(n)
 			b.Run(fmt.Sprintf("%s/children=%d", impl.name, n), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
@@ -201,7 +144,7 @@ func BenchmarkRunaway(b *testing.B) {
 }
 
 func call(prog scripting.Program, fn string, budget scripting.Budget) error {
-	_, err := prog.Call(context.Background(), scripting.Invocation{Function: fn, Request: request(1), Budget: budget,
+	_, err := prog.Call(context.Background(), scripting.Invocation{Function: fn, Request: benchsync.Request(1), Budget: budget,
 		Log: slog.New(slog.DiscardHandler)})
 	return err
 }

@@ -5,58 +5,13 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"strconv"
 	"testing"
 
 	"github.com/dop251/goja"
 
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/benchsync"
 )
-
-// goSync is the floor: testdata/bench_sync.js written in Go over the same JSON-shaped
-// values (the same logic as the Starlark adapter's floor).
-func goSync(req map[string]any) map[string]any {
-	parent := req["parent"].(map[string]any)
-	meta := parent["metadata"].(map[string]any)
-	spec := parent["spec"].(map[string]any)
-	tmpl := spec["template"].(map[string]any)
-	name := meta["name"].(string)
-	n := spec["replicas"].(int64)
-	children := make([]any, 0, n)
-	for i := range n {
-		tl := tmpl["labels"].(map[string]any)
-		labels := make(map[string]any, len(tl)+2)
-		for k, v := range tl {
-			labels[k] = v
-		}
-		labels["app.kubernetes.io/instance"] = name
-		labels["index"] = strconv.FormatInt(i, 10)
-		children = append(children, map[string]any{
-			"apiVersion": "v1",
-			"kind":       "ConfigMap",
-			"metadata":   map[string]any{"name": name + "-" + strconv.FormatInt(i, 10), "namespace": meta["namespace"], "labels": labels},
-			"data":       map[string]any{"image": tmpl["image"], "command": tmpl["command"], "index": strconv.FormatInt(i, 10)},
-		})
-	}
-	return map[string]any{"status": map[string]any{"replicas": int64(len(children))}, "children": children}
-}
-
-func benchRequest(n int) map[string]any {
-	return map[string]any{
-		"controller": map[string]any{"metadata": map[string]any{"name": "cc"}},
-		"parent": map[string]any{
-			"apiVersion": "example.com/v1", "kind": "App",
-			"metadata": map[string]any{"name": "app", "namespace": "default", "uid": "1234",
-				"labels": map[string]any{"team": "a"}},
-			"spec": map[string]any{"replicas": int64(n), "template": map[string]any{
-				"labels":  map[string]any{"app": "demo", "tier": "web", "version": "v1"},
-				"image":   "nginx:1.27",
-				"command": "serve",
-			}},
-		},
-		"children": map[string]any{},
-	}
-}
 
 func compileBench(b testing.TB) scripting.Program {
 	src, err := os.ReadFile("testdata/bench_sync.js")
@@ -75,12 +30,12 @@ func compileBench(b testing.TB) scripting.Program {
 func TestBenchSyncMatchesGo(t *testing.T) {
 	prog := compileBench(t)
 	for _, n := range []int{0, 10, 1000} {
-		req := benchRequest(n)
+		req := benchsync.Request(n)
 		got, err := prog.Call(context.Background(), scripting.Invocation{Function: "sync", Request: req})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := goSync(req); !reflect.DeepEqual(got, any(want)) {
+		if want := benchsync.Go(req); !reflect.DeepEqual(got, any(want)) {
 			t.Fatalf("children=%d: javascript and Go differ:\n%v\n%v", n, got, want)
 		}
 	}
@@ -91,11 +46,11 @@ func TestBenchSyncMatchesGo(t *testing.T) {
 func BenchmarkSync(b *testing.B) {
 	prog := compileBench(b)
 	for _, n := range []int{10, 1000} {
-		req := benchRequest(n)
+		req := benchsync.Request(n)
 		b.Run(fmt.Sprintf("go/children=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				goSync(req)
+				benchsync.Go(req)
 			}
 		})
 		b.Run(fmt.Sprintf("javascript/children=%d", n), func(b *testing.B) {
@@ -165,7 +120,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	req := benchRequest(10)
+	req := benchsync.Request(10)
 	for b.Loop() {
 		if _, err := prog.Call(context.Background(), scripting.Invocation{Function: "sync", Request: req}); err != nil {
 			b.Fatal(err)
@@ -197,7 +152,7 @@ func BenchmarkConvert(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		v, err := fn(goja.Undefined(), cs.newRequest(benchRequest(n)))
+		v, err := fn(goja.Undefined(), cs.newRequest(benchsync.Request(n)))
 		if err != nil {
 			b.Fatal(err)
 		}
