@@ -96,6 +96,8 @@ func (p *Program) Call(ctx context.Context, inv scripting.Invocation) (any, erro
 	var be *scripting.BudgetError
 	if !cs.poisoned && !errors.As(err, &be) && cs.reason.CompareAndSwap(reasonNone, reasonDone) {
 		putRuntime(h)
+	} else {
+		refillRuntime()
 	}
 	return res, err
 }

@@ -91,6 +91,11 @@ func TestOverrides(t *testing.T) {
 // TestFailedCallDiscardsRuntime: a Runtime whose call failed a budget never returns to the
 // pool; one whose hook threw does.
 func TestFailedCallDiscardsRuntime(t *testing.T) {
+	refillOff.Store(true)
+	defer refillOff.Store(false)
+	for refilling.Load() { // let a refill started by an earlier test land first
+		time.Sleep(time.Millisecond)
+	}
 	rt := newTestRuntime()
 	hostile := compileFixture(t, rt, "hostile.js")
 	hooks := compileFixture(t, rt, "hooks.js")
@@ -124,5 +129,30 @@ func TestFailedCallDiscardsRuntime(t *testing.T) {
 	}
 	if got := idleRuntimes(); got != max(idle, 1) {
 		t.Fatalf("%d idle Runtimes after a hook threw, want %d", got, max(idle, 1))
+	}
+}
+
+// TestDiscardedRuntimeIsReplaced: after a call discards its Runtime, one is built in the
+// background, so the next call does not pay for it.
+func TestDiscardedRuntimeIsReplaced(t *testing.T) {
+	for refilling.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	rt := newTestRuntime()
+	hostile := compileFixture(t, rt, "hostile.js")
+	before := runtimesBuilt.Load()
+	budget := scripting.Budget{Timeout: 50 * time.Millisecond, MaxMemory: 32 << 20, MaxStackDepth: 200}
+	if _, err := hostile.Call(context.Background(), scripting.Invocation{Function: "deepRecursion", Budget: budget}); err == nil {
+		t.Fatal("deepRecursion did not fail")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for refilling.Load() || runtimesBuilt.Load() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("no Runtime built to replace the discarded one")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if idleRuntimes() == 0 {
+		t.Fatal("the replacement Runtime did not reach the pool")
 	}
 }

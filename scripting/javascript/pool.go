@@ -110,6 +110,27 @@ func getRuntime() *hardRuntime {
 	return newHardRuntime()
 }
 
+var (
+	// refilling is set while refillRuntime's build runs.
+	refilling atomic.Bool
+	// refillOff turns refillRuntime off, for tests that count idle Runtimes.
+	refillOff atomic.Bool
+)
+
+// refillRuntime builds one Runtime for the pool in the background after a call discarded
+// its own, so that a later call finds one ready instead of paying milliseconds for it. At
+// most one such build runs at a time, which also bounds what a hook that fails on every
+// call can make the engine spend on rebuilding.
+func refillRuntime() {
+	if refillOff.Load() || !refilling.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer refilling.Store(false)
+		putRuntime(newHardRuntime())
+	}()
+}
+
 // putRuntime returns h to the pool; only a call that ended cleanly may (see Program.Call).
 func putRuntime(h *hardRuntime) {
 	h.cur = nil
