@@ -129,18 +129,28 @@ func reFind(env *Env, a *args) (any, error) {
 }
 
 func reFindAll(env *Env, a *args) (any, error) {
-	re, s, err := a.regexpAndString()
+	re, s, n, err := a.regexpStringLimit()
 	if err != nil {
 		return nil, err
 	}
+	return stringList(re.FindAllString(s, n)), nil
+}
+
+// regexpStringLimit binds (pattern, string, n=-1) as find_all and split take them; an n
+// past what the string can yield means all, as -1 does.
+func (a *args) regexpStringLimit() (*regexp.Regexp, string, int, error) {
+	re, s, err := a.regexpAndString()
+	if err != nil {
+		return nil, "", 0, err
+	}
 	n, err := a.optInt(2, -1)
 	if err != nil {
-		return nil, err
+		return nil, "", 0, err
 	}
 	if n > int64(len(s))+1 {
 		n = -1
 	}
-	return stringList(re.FindAllString(s, int(n))), nil
+	return re, s, int(n), nil
 }
 
 func reFindSubmatch(env *Env, a *args) (any, error) {
@@ -162,18 +172,11 @@ func reFindSubmatch(env *Env, a *args) (any, error) {
 }
 
 func reSplit(env *Env, a *args) (any, error) {
-	re, s, err := a.regexpAndString()
+	re, s, n, err := a.regexpStringLimit()
 	if err != nil {
 		return nil, err
 	}
-	n, err := a.optInt(2, -1)
-	if err != nil {
-		return nil, err
-	}
-	if n > int64(len(s))+1 {
-		n = -1
-	}
-	return stringList(re.Split(s, int(n))), nil
+	return stringList(re.Split(s, n)), nil
 }
 
 func reQuoteMeta(env *Env, a *args) (any, error) {
