@@ -495,3 +495,25 @@ func TestHookSourceFromConfigMap(t *testing.T) {
 	bundle(t, ns, "cms", "configmap-source", "cms", "a=1")
 	waitValue(t, ns, "cms-a", "from-configmap-1")
 }
+
+// TestDeletedControllerStopsReconciling: once its controller is deleted, a parent's edits no
+// longer reach its children, and nothing is deleted on the way out.
+func TestDeletedControllerStopsReconciling(t *testing.T) {
+	cc := controller(t, "bundle-starlark.yaml")
+	ns := env.Namespace(t)
+	b := bundle(t, ns, "gone", "basic", "gone", "a=1")
+	waitValue(t, ns, "gone-a", "1")
+	env.Delete(t, cc)
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		return env.Get(t, "metascript.dev/v1alpha1", "CompositeController", "", cc.GetName()) == nil, "controller still exists"
+	})
+	time.Sleep(2 * time.Second) // let the manager see the deletion
+	env.Patch(t, b, `{"spec":{"items":[{"name":"a","value":"2"},{"name":"b","value":"3"}]}}`)
+	time.Sleep(2 * time.Second)
+	if v := value(configMap(t, ns, "gone-a")); v != "1" {
+		t.Fatalf("gone-a = %q after its controller was deleted, want it untouched", v)
+	}
+	if cm := configMap(t, ns, "gone-b"); cm != nil {
+		t.Fatal("a child was created after the controller was deleted")
+	}
+}
