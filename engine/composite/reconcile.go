@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,7 +44,7 @@ func (r *Runner) reconcile(ctx context.Context, key string) (result, error) {
 		return result{}, nil
 	}
 	deleting := parent.GetDeletionTimestamp() != nil
-	hasFinalizer := containsString(parent.GetFinalizers(), r.finalizer)
+	hasFinalizer := slices.Contains(parent.GetFinalizers(), r.finalizer)
 	if deleting && (r.cfg.Finalize == nil || !hasFinalizer) {
 		// No finalize hook (any more): let the deletion proceed; the garbage collector
 		// removes the children.
@@ -299,13 +300,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-3] + "..."
-}
-
-func containsString(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"metascript.dev/metascript/apis/v1alpha1"
@@ -102,20 +103,11 @@ func buildScript(ctx context.Context, s Spec, lang scripting.Language, in *v1alp
 	if fn == "" {
 		fn = s.Hook
 	}
-	if !hasFunction(prog, fn) {
+	if !slices.Contains(prog.Functions(), fn) {
 		return nil, &scripting.CompileError{Language: lang, File: name, Line: 1, Column: 1,
 			Msg: fmt.Sprintf("no top-level function %q (defined: %v)", fn, prog.Functions())}
 	}
 	return &Script{Program: prog, Function: fn, Budget: BudgetOf(s.Def.Budget)}, nil
-}
-
-func hasFunction(p scripting.Program, fn string) bool {
-	for _, f := range p.Functions() {
-		if f == fn {
-			return true
-		}
-	}
-	return false
 }
 
 func resolve(ctx context.Context, src v1alpha1.ScriptSource, r SourceResolver) (string, error) {
