@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -78,7 +77,7 @@ func (r *Runner) writeStatus(ctx context.Context, parent *unstructured.Unstructu
 	}
 	want["observedGeneration"] = parent.GetGeneration()
 	have, _, _ := unstructured.NestedFieldNoCopy(parent.Object, "status")
-	if equality.Semantic.DeepEqual(normalize(have), normalize(want)) {
+	if sameJSON(have, want) {
 		return nil
 	}
 	patch, err := json.Marshal([]map[string]any{
@@ -99,21 +98,40 @@ func (r *Runner) writeStatus(ctx context.Context, parent *unstructured.Unstructu
 	return err
 }
 
-// normalize maps a JSON-shaped value through JSON so that int64 and float64 holding the same
-// integer compare equal, as the API server stores them.
-func normalize(v any) any {
-	if v == nil {
-		return nil
+// sameJSON reports whether two JSON-shaped values are equal as JSON: numbers compare by
+// value, so the int64 the cache holds equals the float64 a hook returned for the same number.
+// It allocates nothing, since every reconcile that returns a status calls it.
+func sameJSON(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !sameJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
 	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return v
+	if n, ok := number(a); ok {
+		m, ok := number(b)
+		return ok && n == m
 	}
-	var out any
-	if err := json.Unmarshal(data, &out); err != nil {
-		return v
-	}
-	return out
+	return a == b
 }
 
 func fromUnstructured(m map[string]any, into any) error {
