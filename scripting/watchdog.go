@@ -10,6 +10,13 @@ import (
 // invocation is watched.
 const WatchdogInterval = time.Millisecond
 
+// WatchdogNearInterval is how often it samples while some invocation has been charged at
+// least half its limit. A single large allocation (the last step of a doubling loop) is
+// counted when it is made and followed by a copy whose length grows with its size; sampling
+// fast near the limit catches the charge during that copy, so the interpreter stops at its
+// next instruction instead of making one more, twice as large.
+const WatchdogNearInterval = 100 * time.Microsecond
+
 // WatchMemory starts charging allocations to one invocation and calls cancel (once, from
 // the watchdog goroutine, with the bytes charged so far) when the charge passes limit. The
 // returned stop ends the watch and returns the bytes charged; call it exactly once, when the
@@ -17,7 +24,8 @@ const WatchdogInterval = time.Millisecond
 //
 // Go does not count allocations per goroutine, so the watchdog samples the process-wide
 // cumulative counter /gc/heap/allocs:bytes (runtime/metrics) from one shared goroutine that
-// runs only while some invocation is watched, every WatchdogInterval.
+// runs only while some invocation is watched, every WatchdogInterval, and every
+// WatchdogNearInterval while some invocation has been charged half its limit or more.
 //
 // Attribution is conservative: an invocation is charged everything the process allocated
 // between its WatchMemory and the sample being checked, including what concurrent
@@ -125,7 +133,8 @@ func (d *memWatchdog) remove(w *memWatch) {
 
 // run samples until no watch is left; add restarts it.
 func (d *memWatchdog) run() {
-	t := time.NewTicker(WatchdogInterval)
+	interval := WatchdogInterval
+	t := time.NewTimer(interval)
 	defer t.Stop()
 	var fire []*memWatch
 	for range t.C {
@@ -136,12 +145,20 @@ func (d *memWatchdog) run() {
 			d.mu.Unlock()
 			return
 		}
+		interval = WatchdogInterval
 		for w := range d.active {
-			if !w.fired && w.limit > 0 && now-w.base > w.limit {
+			if w.fired || w.limit <= 0 {
+				continue
+			}
+			used := now - w.base
+			if used > w.limit {
 				w.fired = true
 				fire = append(fire, w)
+			} else if used >= w.limit/2 {
+				interval = WatchdogNearInterval
 			}
 		}
+		t.Reset(interval)
 		d.mu.Unlock()
 		for i, w := range fire {
 			w.cancel(now - w.base)

@@ -18,7 +18,7 @@ import (
 	"metascript.dev/metascript/scripting/internal/benchsync"
 )
 
-func compile(b *testing.B, rt *scripting.Runtime, lang scripting.Language, file string) scripting.Program {
+func compile(b testing.TB, rt *scripting.Runtime, lang scripting.Language, file string) scripting.Program {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		b.Fatal(err)
