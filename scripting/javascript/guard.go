@@ -19,7 +19,9 @@ import (
 //	Array.prototype.fill             the filled range
 //	Array.prototype.join (toString)  the joined length, nested arrays included
 //	String.prototype.replace(All)    with a string replacement: matches × replacement
+//	String.prototype.concat          the joined length
 //	JSON.parse                       nesting depth of the text (goja recurses per level)
+//	JSON.stringify                   the output, as written; nesting; stops (guard_stringify.go)
 //
 // A refusal stops the hook with a *scripting.BudgetError (it cannot be caught). Growth by
 // repeated concatenation (s += s) is left to the watchdog: each step is a separate
@@ -174,6 +176,25 @@ func (h *hardRuntime) installGuards() {
 		}
 		args := append([]goja.Value{text}, c.Arguments[min(1, len(c.Arguments)):]...)
 		return call(orig, c.This, args...)
+	})
+
+	h.guardStringify(jsonObj)
+	wrap(stringProto, "concat", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		s, ok := thisString(c.This)
+		if !ok {
+			return call(orig, c.This, c.Arguments...)
+		}
+		// Convert first (toString may run script code), then charge the sum, then join
+		// the converted strings, so that no toString runs twice. Twice the length: a
+		// result beyond ASCII is held as UTF-16.
+		args := make([]goja.Value, len(c.Arguments))
+		total := int64(s.(goja.String).Length())
+		for i, a := range c.Arguments {
+			args[i] = a.ToString()
+			total += int64(args[i].(goja.String).Length())
+		}
+		h.cur.reserve(2 * total)
+		return call(orig, s, args...)
 	})
 
 	h.reflectConstruct, _ = goja.AssertFunction(h.global.Get("Reflect").(*goja.Object).Get("construct"))

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dop251/goja"
+
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/stdlib"
 )
@@ -341,27 +343,35 @@ func TestBudgets(t *testing.T) {
 	p := compileFixture(t, newTestRuntime(), "hostile.js")
 	small := scripting.Budget{Timeout: 200 * time.Millisecond, MaxMemory: 32 << 20, MaxStackDepth: 200,
 		MaxOutputObjects: 100_000}
+	// prechecked cases are refused before the allocation: the process allocates little more
+	// than the budget during the call. The others are stopped by the watchdog.
+	const prechecked = true
 	cases := []struct {
-		fn     string
-		budget string
+		fn         string
+		budget     string
+		prechecked bool
 	}{
-		{"infiniteLoop", scripting.BudgetTimeout},
-		{"catchesBudget", scripting.BudgetTimeout},
-		{"deepRecursion", scripting.BudgetStackDepth},
-		{"stringBomb", scripting.BudgetMemory},
-		{"padBomb", scripting.BudgetMemory},
-		{"arrayBomb", scripting.BudgetMemory},
-		{"arrayCallBomb", scripting.BudgetMemory},
-		{"fillBomb", scripting.BudgetMemory},
-		{"joinBomb", scripting.BudgetMemory},
-		{"replaceBomb", scripting.BudgetMemory},
-		{"concatGrowth", scripting.BudgetMemory},
-		{"pushGrowth", scripting.BudgetMemory},
-		{"millionChildren", ""}, // memory or output, whichever comes first
-		{"sharedFanout", scripting.BudgetOutput},
-		{"catastrophicRegexp", scripting.BudgetTimeout},
-		{"sparseFrom", scripting.BudgetMemory},
-		{"catchesRefusal", scripting.BudgetMemory},
+		{"infiniteLoop", scripting.BudgetTimeout, false},
+		{"catchesBudget", scripting.BudgetTimeout, false},
+		{"deepRecursion", scripting.BudgetStackDepth, false},
+		{"stringBomb", scripting.BudgetMemory, prechecked},
+		{"padBomb", scripting.BudgetMemory, prechecked},
+		{"arrayBomb", scripting.BudgetMemory, prechecked},
+		{"arrayCallBomb", scripting.BudgetMemory, prechecked},
+		{"fillBomb", scripting.BudgetMemory, prechecked},
+		{"joinBomb", scripting.BudgetMemory, prechecked},
+		{"replaceBomb", scripting.BudgetMemory, prechecked},
+		{"concatGrowth", scripting.BudgetMemory, false},
+		{"pushGrowth", scripting.BudgetMemory, false},
+		{"millionChildren", "", false}, // memory or output, whichever comes first
+		{"sharedFanout", scripting.BudgetOutput, false},
+		{"catastrophicRegexp", scripting.BudgetTimeout, false},
+		{"sparseFrom", scripting.BudgetMemory, prechecked},
+		{"catchesRefusal", scripting.BudgetMemory, prechecked},
+		{"stringifyBomb", scripting.BudgetMemory, prechecked},
+		{"localeBomb", scripting.BudgetMemory, false},
+		{"stringConcatBomb", scripting.BudgetMemory, prechecked},
+		{"templateGrowth", scripting.BudgetMemory, false},
 	}
 	for _, c := range cases {
 		t.Run(c.fn, func(t *testing.T) {
@@ -371,7 +381,11 @@ func TestBudgets(t *testing.T) {
 				b.Timeout = 10 * time.Second
 			}
 			start := time.Now()
+			allocs := scripting.StartMemoryWatch(0, nil)
 			_, err := p.Call(context.Background(), scripting.Invocation{Function: c.fn, Budget: b})
+			if used := allocs.Stop(); c.prechecked && used > b.MaxMemory+b.MaxMemory/4 {
+				t.Errorf("the process allocated %d bytes during the call, more than 1.25 × the budget", used)
+			}
 			var be *scripting.BudgetError
 			if !errors.As(err, &be) {
 				t.Fatalf("got %v, want *BudgetError", err)
@@ -473,4 +487,58 @@ func TestParallel(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// TestStringify checks that JSON.stringify behind its guard (guard_stringify.go) makes what
+// the ECMAScript specification says, and that its nesting is bounded.
+func TestStringify(t *testing.T) {
+	p := compileFixture(t, newTestRuntime(), "stringify.js")
+	cases := []struct {
+		fn   string
+		want any
+	}{
+		{"plain", `{"b":1,"a":[1,"x",null,true,1.5],"c":{"d":"q\"\n\u0001é"}}`},
+		{"skipped", `{"b":[null,null]}`},
+		{"replacerFunction", `{"a":10,"b":"x","c":{"d":20}}`},
+		{"replacerThis", `{"a":"a,b","b":2}`},
+		{"propertyList", `{"c":{"a":3},"a":1,"d":[{"a":5}]}`},
+		{"indented", "{\n  \"a\": [\n    1,\n    {\n      \"b\": 2\n    }\n  ]\n}"},
+		{"indentedString", "{\n--\"a\": [\n----1\n--]\n}"},
+		{"toJSON", `{"d":"key:d","t":"1970-01-01T00:00:00.000Z"}`},
+		{"wrappers", `["s",3,false]`},
+		{"topLevel", `"x" true null`},
+		{"shared", `[{"x":1},{"x":1}] [{"x":1},{"x":1}]`},
+		{"cycle", true},
+		{"cycleListed", true},
+		{"deep", "TypeError: JSON.stringify: value nests deeper than 1000 levels"},
+	}
+	for _, c := range cases {
+		t.Run(c.fn, func(t *testing.T) {
+			got, err := p.Call(context.Background(), scripting.Invocation{Function: c.fn})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Fatalf("got  %q\nwant %q", got, c.want)
+			}
+		})
+	}
+	t.Run("stopped inside", func(t *testing.T) {
+		// goja runs JSON.stringify to its end without checking for interrupts; the guard's
+		// replacer ends it at the next value once the invocation is stopped.
+		h := newHardRuntime()
+		cs := &callState{h: h, rt: h.rt, budget: scripting.DefaultBudget}
+		h.cur = cs
+		cs.watch = scripting.StartMemoryWatch(0, nil)
+		defer cs.watch.Stop()
+		stringify, _ := goja.AssertFunction(h.global.Get("JSON").(*goja.Object).Get("stringify"))
+		if _, err := stringify(goja.Undefined(), h.rt.ToValue(map[string]any{"a": 1})); err != nil {
+			t.Fatalf("before the stop: %v", err)
+		}
+		cs.reason.Store(reasonContext)
+		_, err := stringify(goja.Undefined(), h.rt.ToValue(map[string]any{"a": 1}))
+		if err == nil || !strings.Contains(err.Error(), "JSON.stringify: the hook was stopped") {
+			t.Fatalf("got %v, want the stop", err)
+		}
+	})
 }

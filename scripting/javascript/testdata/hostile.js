@@ -99,3 +99,30 @@ function catchesRefusal(request) {
     return "swallowed";
   }
 }
+
+function stringifyBomb(request) {
+  // One JSON.stringify call writes every reference to the same string out in full.
+  const s = "x".repeat(1 << 20);
+  const a = [];
+  for (let i = 0; i < 1024; i++) a.push(s);
+  return JSON.stringify(a).length;
+}
+
+function localeBomb(request) {
+  const s = "x".repeat(1 << 20);
+  const a = [];
+  for (let i = 0; i < 1024; i++) a.push(s);
+  return a.toLocaleString().length;
+}
+
+function stringConcatBomb(request) {
+  const s = "x".repeat(1 << 20);
+  const a = [];
+  for (let i = 0; i < 1024; i++) a.push(s);
+  return "".concat.apply("", a).length;
+}
+
+function templateGrowth(request) {
+  let s = "x";
+  for (;;) s = `${s}${s}`;
+}
