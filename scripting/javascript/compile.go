@@ -80,6 +80,7 @@ func (c Compiler) Compile(name, source string) (scripting.Program, error) {
 	if err != nil {
 		return nil, shiftFirstLine(parseError(name, err))
 	}
+	rewriteAdds(wast)
 	if p.prg, err = goja.CompileAST(wast, false); err != nil {
 		return nil, shiftFirstLine(compileError(name, wast.File, err))
 	}
@@ -90,7 +91,7 @@ func (c Compiler) Compile(name, source string) (scripting.Program, error) {
 // the top level in stack traces.
 const (
 	wrapperName   = "$metascript$toplevel"
-	wrapperPrefix = "(function " + wrapperName + "(){"
+	wrapperPrefix = "(function " + wrapperName + "(" + addName + "){"
 )
 
 // wrapperSuffix closes the function with an accessor of the top-level bindings: calling the

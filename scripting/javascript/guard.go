@@ -185,17 +185,26 @@ func (h *hardRuntime) installGuards() {
 			return call(orig, c.This, c.Arguments...)
 		}
 		// Convert first (toString may run script code), then charge the sum, then join
-		// the converted strings, so that no toString runs twice. Twice the length: a
-		// result beyond ASCII is held as UTF-16.
-		args := make([]goja.Value, len(c.Arguments))
-		total := int64(s.(goja.String).Length())
-		for i, a := range c.Arguments {
-			args[i] = a.ToString()
-			total += int64(args[i].(goja.String).Length())
+		// the converted strings, so that no toString runs twice.
+		args := make([]goja.Value, len(c.Arguments)+1)
+		var total int64
+		for i, a := range append([]goja.Value{s}, c.Arguments...) {
+			str, ok := toJSString(rt, a)
+			if !ok {
+				return call(orig, c.This, c.Arguments...)
+			}
+			args[i] = str
+			total += stringBytes(str)
 		}
-		h.cur.reserve(2 * total)
-		return call(orig, s, args...)
+		h.cur.reserve(total)
+		return call(orig, args[0], args[1:]...)
 	})
+
+	plus, err := rt.RunProgram(plusProgram)
+	must(err)
+	h.plus, _ = goja.AssertFunction(plus)
+	h.addFn = rt.ToValue(h.add).(*goja.Object)
+	must(h.addFn.DefineDataProperty("name", rt.ToValue(addName), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
 
 	h.reflectConstruct, _ = goja.AssertFunction(h.global.Get("Reflect").(*goja.Object).Get("construct"))
 	h.array = h.guardedArray(h.global.Get("Array").(*goja.Object))

@@ -361,7 +361,9 @@ func TestBudgets(t *testing.T) {
 		{"fillBomb", scripting.BudgetMemory, prechecked},
 		{"joinBomb", scripting.BudgetMemory, prechecked},
 		{"replaceBomb", scripting.BudgetMemory, prechecked},
-		{"concatGrowth", scripting.BudgetMemory, false},
+		{"concatGrowth", scripting.BudgetMemory, prechecked},
+		{"plusGrowth", scripting.BudgetMemory, prechecked},
+		{"objectGrowth", scripting.BudgetMemory, false},
 		{"pushGrowth", scripting.BudgetMemory, false},
 		{"millionChildren", "", false}, // memory or output, whichever comes first
 		{"sharedFanout", scripting.BudgetOutput, false},

@@ -27,6 +27,10 @@ type hardRuntime struct {
 	reflectConstruct goja.Callable
 	// flush is a no-op function: calling it runs the promise jobs a conversion queued.
 	flush goja.Callable
+	// addFn is $metascript$add (guard_add.go), handed to each call's wrapper; plus is
+	// goja's own `+`, for the operands addFn leaves to it.
+	addFn *goja.Object
+	plus  goja.Callable
 	// cur is the call using the Runtime; guards and the stdlib bridge charge it.
 	cur *callState
 }
@@ -37,6 +41,11 @@ var hardenSource string
 var hardenProgram = goja.MustCompile("<harden>", hardenSource, true)
 
 // codeGenProtos evaluates to the prototypes whose constructor property compiles source.
+// plusSource names plusProgram in stacks, which leave it out.
+const plusSource = "<plus>"
+
+var plusProgram = goja.MustCompile(plusSource, `(function (a, b) { return a + b; })`, true)
+
 var codeGenProtos = goja.MustCompile("<sandbox>",
 	`[Object.getPrototypeOf(function*(){}), Object.getPrototypeOf(async function(){})]`, true)
 
@@ -61,7 +70,7 @@ func newHardRuntime() *hardRuntime {
 	fn, err := rt.RunProgram(hardenProgram)
 	must(err)
 	harden, _ := goja.AssertFunction(fn)
-	_, err = harden(goja.Undefined(), rt.NewArray(h.noCodeGen, h.array))
+	_, err = harden(goja.Undefined(), rt.NewArray(h.noCodeGen, h.array, h.addFn))
 	must(err)
 	runtimesBuilt.Add(1)
 	return h

@@ -126,3 +126,15 @@ function templateGrowth(request) {
   let s = "x";
   for (;;) s = `${s}${s}`;
 }
+
+function plusGrowth(request) {
+  let s = "x";
+  for (;;) s = s + s;
+}
+
+function objectGrowth(request) {
+  // Objects decide what `+` concatenates: left to the watchdog.
+  let s = "x";
+  const o = {toString: function () { return s; }};
+  for (;;) s = o + o;
+}
