@@ -42,7 +42,7 @@ func (Compiler) Language() scripting.Language { return scripting.JavaScript }
 
 // Version names the goja revision and this adapter's semantics; a change recompiles cached
 // programs.
-func (Compiler) Version() string { return "goja-20260917113740-793a2a65c13b/adapter-1" }
+func (Compiler) Version() string { return "goja-20260917113740-793a2a65c13b/adapter-2" }
 
 // Compile parses and compiles source once. Syntax errors and sources that exceed the
 // complexity limits of checkSourceShape are returned as *scripting.CompileError with a
