@@ -2,6 +2,7 @@ package javascript
 
 import (
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
@@ -20,16 +21,21 @@ import (
 //	Array.prototype.join (toString)  the joined length, nested arrays included
 //	String.prototype.replace(All)    with a string replacement: matches × replacement
 //	String.prototype.concat          the joined length
+//	String.prototype.split           the pieces, by splitting with the limit the budget affords
+//	Array.prototype.concat           the elements of this and of the array arguments
+//	Array.prototype.flat             the flattened length, to the given depth
 //	JSON.parse                       nesting depth of the text (goja recurses per level)
 //	JSON.stringify                   the output, as written; nesting; stops (guard_stringify.go)
+//	a + b, x += y                    the concatenated length (guard_add.go)
 //
-// A refusal stops the hook with a *scripting.BudgetError (it cannot be caught). Growth by
-// repeated concatenation (s += s) is left to the watchdog: each step is a separate
-// instruction, and goja checks for interrupts between instructions.
+// A refusal stops the hook with a *scripting.BudgetError (it cannot be caught). Growth that
+// takes many instructions (a push per element, a literal appended per step) is left to the
+// watchdog: goja checks for interrupts between instructions.
 //
 // Not covered: built-ins that loop over a length without calling script code and allocate
 // per element — Array.from({length: n}), spreading Array(n), Function.prototype.apply or
-// Reflect.apply with a huge array-like, concat of spreadable array-likes. A hook can make
+// Reflect.apply with a huge array-like, concat of objects made spreadable with
+// Symbol.isConcatSpreadable, split by a separator object of the hook's own. A hook can make
 // such a length (up to 2^32-1) without allocating, so these can overshoot the memory budget
 // and the deadline before the watchdog's interrupt takes effect at the next instruction.
 // Closing this gap needs allocation accounting inside goja.
@@ -179,6 +185,7 @@ func (h *hardRuntime) installGuards() {
 	})
 
 	h.guardStringify(jsonObj)
+	h.installArrayGuards(arrayProto, stringProto)
 	wrap(stringProto, "concat", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		s, ok := thisString(c.This)
 		if !ok {
@@ -287,15 +294,11 @@ func joinSize(rt *goja.Runtime, o *goja.Object, sep int64, depth int) int64 {
 		return 0
 	}
 	total := satMul(l, sep)
-	var elems []goja.Value
 	if o.ClassName() != "Array" || l > 1<<24 {
 		// Not a plain array, or holes the original will walk: charge the separators only.
 		return total
 	}
-	if err := rt.ExportTo(o, &elems); err != nil {
-		return total
-	}
-	for _, e := range elems {
+	for _, e := range elements(rt, o, l) {
 		switch {
 		case e == nil || goja.IsUndefined(e) || goja.IsNull(e):
 		case goja.IsString(e):
@@ -310,6 +313,23 @@ func joinSize(rt *goja.Runtime, o *goja.Object, sep int64, depth int) int64 {
 		}
 	}
 	return total
+}
+
+// elements returns the l elements of the array o, a hole as nil. goja's ExportTo copies a
+// plain array's elements in one step but panics on a hole; each index is then read instead.
+func elements(rt *goja.Runtime, o *goja.Object, l int64) (elems []goja.Value) {
+	defer func() {
+		if recover() != nil {
+			elems = make([]goja.Value, l)
+			for i := range elems {
+				elems[i] = o.Get(strconv.FormatInt(int64(i), 10))
+			}
+		}
+	}()
+	if err := rt.ExportTo(o, &elems); err != nil || int64(len(elems)) != l {
+		panic("not a plain array")
+	}
+	return elems
 }
 
 func isArrayObject(v goja.Value) bool {

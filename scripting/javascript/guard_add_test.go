@@ -15,45 +15,47 @@ import (
 	"metascript.dev/metascript/scripting"
 )
 
-// TestAddMatchesGoja runs each function of testdata/add.js as a hook, where its sums go
-// through $metascript$add, and in a plain goja Runtime, where they do not: the results must
-// be the same.
-func TestAddMatchesGoja(t *testing.T) {
-	src, err := os.ReadFile("testdata/add.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain := goja.New()
-	if _, err := plain.RunString(string(src)); err != nil {
-		t.Fatal(err)
-	}
-	exprs := plain.Get("exprs").(*goja.Object)
-	hook := string(src) + "\nfunction run(request) { return JSON.stringify(exprs[request.name]()); }"
-	p, err := newTestRuntime().Compile(scripting.JavaScript, "add.js", hook)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stringify, _ := goja.AssertFunction(plain.Get("JSON").(*goja.Object).Get("stringify"))
-	for _, name := range exprs.Keys() {
-		t.Run(name, func(t *testing.T) {
-			fn, _ := goja.AssertFunction(exprs.Get(name))
-			v, err := fn(goja.Undefined())
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := stringify(goja.Undefined(), v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := p.Call(context.Background(), scripting.Invocation{Function: "run",
-				Request: map[string]any{"name": name}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != want.Export() {
-				t.Fatalf("hook: %v\ngoja: %v", got, want.Export())
-			}
-		})
+// TestGuardsMatchGoja runs each function of testdata/add.js and testdata/builtins.js as a
+// hook, where its sums go through $metascript$add and its built-ins through their guards,
+// and in a plain goja Runtime, where they do not: the results must be the same.
+func TestGuardsMatchGoja(t *testing.T) {
+	for _, file := range []string{"add.js", "builtins.js"} {
+		src, err := os.ReadFile("testdata/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := goja.New()
+		if _, err := plain.RunString(string(src)); err != nil {
+			t.Fatal(err)
+		}
+		exprs := plain.Get("exprs").(*goja.Object)
+		hook := string(src) + "\nfunction run(request) { return JSON.stringify(exprs[request.name]()); }"
+		p, err := newTestRuntime().Compile(scripting.JavaScript, file, hook)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stringify, _ := goja.AssertFunction(plain.Get("JSON").(*goja.Object).Get("stringify"))
+		for _, name := range exprs.Keys() {
+			t.Run(file+"/"+name, func(t *testing.T) {
+				fn, _ := goja.AssertFunction(exprs.Get(name))
+				v, err := fn(goja.Undefined())
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := stringify(goja.Undefined(), v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := p.Call(context.Background(), scripting.Invocation{Function: "run",
+					Request: map[string]any{"name": name}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want.Export() {
+					t.Fatalf("hook: %v\ngoja: %v", got, want.Export())
+				}
+			})
+		}
 	}
 }
 

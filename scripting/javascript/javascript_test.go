@@ -374,6 +374,10 @@ func TestBudgets(t *testing.T) {
 		{"localeBomb", scripting.BudgetMemory, false},
 		{"stringConcatBomb", scripting.BudgetMemory, prechecked},
 		{"templateGrowth", scripting.BudgetMemory, false},
+		{"flatShared", scripting.BudgetMemory, prechecked},
+		{"concatShared", scripting.BudgetMemory, prechecked},
+		{"splitBomb", scripting.BudgetMemory, prechecked},
+		{"splitRegexpBomb", scripting.BudgetMemory, prechecked},
 	}
 	for _, c := range cases {
 		t.Run(c.fn, func(t *testing.T) {

@@ -30,9 +30,12 @@ import (
 // matter (known.go): products of known ints, % with a known int, concatenation with a
 // literal or the text of a known int.
 //
+// str.split, str.rsplit and str.splitlines are checked too (guard_split.go): a piece costs
+// far more than the character it may come from.
+//
 // Not checked before allocating, left to the allocation watchdog: comprehensions and loops
-// (one step per element), str.split and similar methods (a small constant factor of a
-// string the hook already holds), stdlib results.
+// (one step per element), other str methods (results no larger than a small constant factor
+// of a string the hook already holds), stdlib results.
 //
 // The rewrite's other built-ins, which keep go.starlark.net's semantics for records and
 // request views, are in compat.go.
@@ -55,6 +58,9 @@ func guardBuiltins() starlark.StringDict {
 	d["method.replace"] = starlark.NewBuiltin("replace", methodReplace)
 	d["method.format"] = starlark.NewBuiltin("format", methodFormat)
 	d["method.extend"] = starlark.NewBuiltin("extend", methodExtend)
+	for _, name := range []string{"split", "rsplit", "splitlines"} {
+		d["method."+name] = starlark.NewBuiltin(name, methodSplitting(name))
+	}
 
 	d["method.append"] = starlark.NewBuiltin("append", methodAppend)
 	d["method.index"] = starlark.NewBuiltin("index", methodRealisingArgs("index"))

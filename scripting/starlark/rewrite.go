@@ -54,6 +54,7 @@ var guardedMethods = map[string]string{
 	"join": "method.join", "replace": "method.replace", "format": "method.format", "extend": "method.extend",
 	"index": "method.index", "remove": "method.remove",
 	"append": "method.append",
+	"split":  "method.split", "rsplit": "method.rsplit", "splitlines": "method.splitlines",
 }
 
 // compareOps are rewritten into guards that replace request views by ordinary values

@@ -208,10 +208,20 @@ func TestHostile(t *testing.T) {
 		{"growth_loop", small, scripting.BudgetMemory, 0},
 		{"augmented_growth_loop", small, scripting.BudgetMemory, 0},
 		{"list_growth_loop", scripting.Budget{Timeout: 10 * time.Second, MaxSteps: 1 << 40, MaxMemory: 32 << 20}, scripting.BudgetMemory, 0},
+		{"split_bomb", small, scripting.BudgetMemory, 88},
+		{"splitlines_bomb", small, scripting.BudgetMemory, 92},
+		{"rsplit_bomb", small, scripting.BudgetMemory, 96},
+		{"split_whitespace_bomb", small, scripting.BudgetMemory, 100},
 	}
 	for _, c := range cases {
 		t.Run(c.function, func(t *testing.T) {
+			allocs := scripting.StartMemoryWatch(0, nil)
 			_, err := p.Call(context.Background(), scripting.Invocation{Function: c.function, Request: testRequest(), Budget: c.budget})
+			// Refused before allocating (a line is known) or cancelled by the watchdog, a
+			// hook never makes the process allocate twice its budget.
+			if used := allocs.Stop(); c.budget.MaxMemory > 0 && used >= 2*c.budget.MaxMemory {
+				t.Errorf("the process allocated %d bytes during the call, twice the budget or more", used)
+			}
 			var be *scripting.BudgetError
 			if !errors.As(err, &be) || be.Budget != c.want {
 				t.Fatalf("got %v, want %s budget error", err, c.want)

@@ -138,3 +138,29 @@ function objectGrowth(request) {
   const o = {toString: function () { return s; }};
   for (;;) s = o + o;
 }
+
+function flatShared(request) {
+  // A thousand references to one array of ten thousand: ten million elements in one call.
+  const b = [];
+  for (let i = 0; i < 10000; i++) b.push(i);
+  const a = [];
+  for (let i = 0; i < 1000; i++) a.push(b);
+  return a.flat().length;
+}
+
+function concatShared(request) {
+  const b = [];
+  for (let i = 0; i < 10000; i++) b.push(i);
+  const a = [];
+  for (let i = 0; i < 1000; i++) a.push(b);
+  return [].concat.apply([], a).length;
+}
+
+function splitBomb(request) {
+  // Two million one-character pieces of a 2 MiB string.
+  return "x".repeat(2 << 20).split("").length;
+}
+
+function splitRegexpBomb(request) {
+  return "x".repeat(2 << 20).split(/(?:)/).length;
+}

@@ -1,0 +1,116 @@
+package javascript
+
+import (
+	"math"
+
+	"github.com/dop251/goja"
+)
+
+// Guards of the built-ins that copy references into a new array or string in one call, where
+// repeated references amplify: a thousand references to one array of ten thousand elements
+// flatten or concatenate into ten million elements. See installGuards for the list.
+
+// bytesPerSplitElement is what one piece of a split by a string costs goja: the piece in
+// the Go slice it splits into, the boxed string and its slot in the result (the characters
+// are shared with the input).
+const bytesPerSplitElement = 48
+
+// bytesPerRegexpSplitChar bounds what a split by a RegExp costs per character of its input:
+// goja finds every match before it applies the limit, allocating per match.
+const bytesPerRegexpSplitChar = 256
+
+func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
+	h.wrap(arrayProto, "flat", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		if o, ok := c.This.(*goja.Object); ok {
+			depth := 1.0
+			if d := c.Argument(0); !goja.IsUndefined(d) {
+				depth = d.ToNumber().ToFloat()
+			}
+			budget := h.cur.budget.MaxMemory / bytesPerElement
+			h.cur.reserve(satMul(flatLen(h.rt, o, depth, budget+1, 0), bytesPerElement))
+		}
+		return call(orig, c.This, c.Arguments...)
+	})
+	h.wrap(arrayProto, "concat", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		if o, ok := c.This.(*goja.Object); ok {
+			n := arrayLen(o)
+			for _, a := range c.Arguments {
+				n = satAdd(n, arrayLen(a))
+			}
+			h.cur.reserve(satMul(n, bytesPerElement))
+		}
+		return call(orig, c.This, c.Arguments...)
+	})
+	h.wrap(stringProto, "split", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		s, ok := thisString(c.This)
+		sep := c.Argument(0)
+		sepObj, isObj := sep.(*goja.Object)
+		if !ok || (isObj && sepObj.ClassName() != "RegExp") {
+			// A separator object of the hook's own splits in script code.
+			return call(orig, c.This, c.Arguments...)
+		}
+		n := int64(len(s.String()))
+		if n*bytesPerSplitElement < SmallSplit {
+			return call(orig, s, c.Arguments...)
+		}
+		cs := h.cur
+		if isObj {
+			cs.reserve(satMul(n, bytesPerRegexpSplitChar))
+			return call(orig, s, c.Arguments...)
+		}
+		// At most n+1 pieces. Rather than counting them first, split with a limit the
+		// budget affords and refuse if the split reaches it.
+		limit := int64(math.MaxUint32)
+		if l := c.Argument(1); !goja.IsUndefined(l) {
+			limit = int64(uint32(l.ToInteger()))
+		}
+		affordable := max((cs.watch.Limit()-cs.watch.Used())/bytesPerSplitElement, 1)
+		if limit <= affordable || n+1 <= affordable {
+			return call(orig, s, sep, h.rt.ToValue(limit))
+		}
+		res := call(orig, s, sep, h.rt.ToValue(affordable))
+		if arrayLen(res) >= affordable {
+			cs.reserve(satMul(n+1, bytesPerSplitElement))
+		}
+		return res
+	})
+}
+
+// SmallSplit is the result size below which split runs unchecked.
+const SmallSplit = 64 << 10
+
+// arrayLen is the length of v if it is an array, else 1 (what concat adds for it).
+func arrayLen(v goja.Value) int64 {
+	if isArrayObject(v) {
+		return toLength(v.(*goja.Object).Get("length"))
+	}
+	return 1
+}
+
+// flatLen is the length of o.flat(depth), counted until it passes limit. Holes and
+// array-likes count as elements: an upper bound.
+func flatLen(rt *goja.Runtime, o *goja.Object, depth float64, limit int64, nesting int) int64 {
+	l := toLength(o.Get("length"))
+	if depth < 1 || math.IsNaN(depth) || nesting > maxJoinDepth || o.ClassName() != "Array" || l > 1<<24 {
+		return l
+	}
+	total := int64(0)
+	for _, e := range elements(rt, o, l) {
+		if isArrayObject(e) {
+			total = satAdd(total, flatLen(rt, e.(*goja.Object), depth-1, limit-total, nesting+1))
+		} else {
+			total++
+		}
+		if total > limit {
+			break
+		}
+	}
+	return total
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
