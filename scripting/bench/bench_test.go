@@ -31,6 +31,44 @@ func compile(b testing.TB, rt *scripting.Runtime, lang scripting.Language, file 
 }
 
 // webhookServer serves goSync over HTTP with JSON, as a hook server would.
+// inlineHooks are the sync logic of the benchmarks in each inline language.
+var inlineHooks = []struct {
+	lang scripting.Language
+	file string
+}{{scripting.Starlark, "testdata/sync.star"}, {scripting.JavaScript, "testdata/sync.js"}}
+
+// TestSyncMatchesGo keeps the benchmarks honest: every implementation returns what the Go
+// floor returns (numbers compared by value: the webhook's JSON has no integers).
+func TestSyncMatchesGo(t *testing.T) {
+	rt := engine.NewRuntime(scripting.Options{})
+	srv := webhookServer()
+	defer srv.Close()
+	web := &hooks.Webhook{URL: srv.URL, Timeout: 10 * time.Second, Client: srv.Client()}
+	for _, n := range []int{0, 10, 1000} {
+		req := benchsync.Request(n)
+		want, _ := json.Marshal(benchsync.Go(req))
+		got := map[string]any{}
+		for _, lang := range inlineHooks {
+			v, err := compile(t, rt, lang.lang, lang.file).Call(context.Background(),
+				scripting.Invocation{Function: "sync", Request: req})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[string(lang.lang)] = v
+		}
+		v, err := web.Invoke(context.Background(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got["webhook"] = v
+		for impl, v := range got {
+			if b, _ := json.Marshal(v); string(b) != string(want) {
+				t.Errorf("children=%d: %s returns\n%s\nwant\n%s", n, impl, b, want)
+			}
+		}
+	}
+}
+
 func webhookServer() *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req map[string]any
@@ -60,10 +98,7 @@ func BenchmarkSync(b *testing.B) {
 			return err
 		}},
 	}
-	for _, lang := range []struct {
-		lang scripting.Language
-		file string
-	}{{scripting.Starlark, "testdata/sync.star"}, {scripting.JavaScript, "testdata/sync.js"}} {
+	for _, lang := range inlineHooks {
 		if !supported(rt, lang.lang) {
 			continue
 		}
@@ -88,6 +123,34 @@ func BenchmarkSync(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkSyncParts splits an inline call of BenchmarkSync: overhead is a hook that returns
+// {} (what every call pays: runtime, budgets, request view), execution runs the same sync
+// logic but returns only the number of children it built, so it converts next to nothing.
+// What BenchmarkSync adds to execution is the conversion of the children.
+func BenchmarkSyncParts(b *testing.B) {
+	rt := engine.NewRuntime(scripting.Options{})
+	ctx := context.Background()
+	for _, lang := range inlineHooks {
+		if !supported(rt, lang.lang) {
+			continue
+		}
+		prog := compile(b, rt, lang.lang, lang.file)
+		for _, part := range []string{"overhead", "execution"} {
+			for _, n := range []int{10, 1000} {
+				req := benchsync.Request(n)
+				b.Run(fmt.Sprintf("%s/%s/children=%d", lang.lang, part, n), func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						if _, err := prog.Call(ctx, scripting.Invocation{Function: part, Request: req}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		}
 	}
 }

@@ -1,5 +1,10 @@
 // The sync logic of BenchmarkSync: a parent with a template → n ConfigMaps.
 function sync(request) {
+  var children = build(request);
+  return {status: {replicas: children.length}, children: children};
+}
+
+function build(request) {
   var parent = request.parent;
   var meta = parent.metadata;
   var spec = parent.spec;
@@ -17,5 +22,14 @@ function sync(request) {
       data: {image: tmpl.image, command: tmpl.command, index: String(i)},
     });
   }
-  return {status: {replicas: children.length}, children: children};
+  return children;
+}
+
+// BenchmarkSyncParts: the same work with only a count to convert, and no work at all.
+function execution(request) {
+  return {replicas: build(request).length};
+}
+
+function overhead(request) {
+  return {};
 }
