@@ -51,8 +51,8 @@ test-integration: controlplane ## engine, integration and e2e tests against a re
 
 bench: bench-hooks ## every benchmark that needs no cluster
 
-bench-hooks: ## hook call overhead: go, starlark, javascript, webhook at 10 and 1000 children
-	$(GO) test -run '^$$' -bench 'BenchmarkSync' -benchmem ./scripting/bench/
+bench-hooks: ## hook calls (go, starlark, javascript, webhook; 10 and 1000 children) and runaway hooks
+	$(GO) test -run '^$$' -bench 'Sync|Runaway' -benchmem ./scripting/bench/
 
 bench-converge: controlplane ## PARENTS x CHILDREN from cold start vs a bare client-go program
 	$(GO) test -count=1 -timeout 30m -run '^TestConverge$$' -v ./test/converge/ -parents=$(PARENTS) -children=$(CHILDREN) $(CONVERGE_FLAGS)
