@@ -32,6 +32,12 @@ func (r *Runner) parentHandler() cache.ResourceEventHandler {
 				delete(r.counts, key)
 				r.countsMu.Unlock()
 			}
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				r.selectors.forget(u.GetUID())
+			}
 		},
 	}
 }
@@ -158,7 +164,7 @@ func (r *Runner) routeOrphan(u *unstructured.Unstructured) {
 				continue
 			}
 			seen[key] = true
-			if sel, err := parentSelector(p); err == nil && sel.Matches(labels.Set(lbls)) {
+			if sel, err := r.selectors.get(p); err == nil && sel.Matches(labels.Set(lbls)) {
 				r.enqueueParent(p)
 			}
 		}

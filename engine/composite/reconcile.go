@@ -114,7 +114,7 @@ func (r *Runner) selectorOf(parent *unstructured.Unstructured) (labels.Selector,
 		l := map[string]string{ControllerUIDLabel: string(parent.GetUID())}
 		return labels.SelectorFromSet(l), l, nil
 	}
-	sel, err := parentSelector(parent)
+	sel, err := r.selectors.get(parent)
 	return sel, nil, err
 }
 

@@ -81,6 +81,8 @@ type Runner struct {
 
 	countsMu sync.Mutex
 	counts   map[string]int // parent key → owned children at its last reconcile
+
+	selectors *selectorCache // parents' spec.selector, parsed once per resourceVersion
 }
 
 type registration struct {
@@ -108,6 +110,7 @@ func New(cfg Config) (*Runner, error) {
 		finalizer: FinalizerPrefix + cc.Name,
 		parentSel: sel,
 		counts:    map[string]int{},
+		selectors: newSelectorCache(),
 		apply:     apply.New(cfg.Client, cc.Name),
 	}
 	if cfg.Sync != nil && cc.Spec.Hooks.Sync != nil {

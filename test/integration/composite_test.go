@@ -180,6 +180,33 @@ data: {value: stray}`, bundleAPI, b.GetUID())))
 	}
 }
 
+// TestSelectorEditMovesChildren edits a parent's spec.selector: the engine must use the new
+// selector at once (it caches parsed selectors per resourceVersion), releasing the child
+// that no longer matches and adopting the orphan that now does.
+func TestSelectorEditMovesChildren(t *testing.T) {
+	controller(t, "bundle-starlark.yaml")
+	ns := env.Namespace(t)
+	b := bundle(t, ns, "b6", "basic", "b6-old", "x=1")
+	waitValue(t, ns, "b6-x", "1")
+	orphan := env.Create(t, ns, enginetest.Object(t, `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: b6-y, labels: {app: b6-new}}
+data: {value: orphan}`))
+	env.Patch(t, b, `{"spec":{"selector":{"matchLabels":{"app":"b6-new"}},"items":[{"name":"y","value":"new"}]}}`)
+	cm := waitValue(t, ns, "b6-y", "new")
+	if cm.GetUID() != orphan.GetUID() || !controlledBy(cm, b) {
+		t.Fatalf("orphan not adopted: UID %s (was %s), ownerReferences %+v", cm.GetUID(), orphan.GetUID(), cm.GetOwnerReferences())
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		old := configMap(t, ns, "b6-x")
+		if old == nil || old.GetDeletionTimestamp() != nil {
+			t.Fatal("the child that stopped matching was deleted; it should have been released")
+		}
+		return len(old.GetOwnerReferences()) == 0, fmt.Sprintf("b6-x ownerReferences = %+v", old.GetOwnerReferences())
+	})
+}
+
 func TestLeavesObjectsOwnedByOthersAlone(t *testing.T) {
 	controller(t, "bundle-starlark.yaml")
 	ns := env.Namespace(t)
