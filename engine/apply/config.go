@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,13 +36,9 @@ func configuration(owner metav1.OwnerReference, desired *unstructured.Unstructur
 	if owner.UID == "" || owner.APIVersion == "" || owner.Kind == "" || owner.Name == "" {
 		return nil, "", fmt.Errorf("%w: owner reference needs apiVersion, kind, name and uid: %+v", ErrInvalid, owner)
 	}
-	raw, err := json.Marshal(desired.Object)
+	obj, err := normalizedCopy(desired.Object)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: desired object is not JSON: %v", ErrInvalid, err)
-	}
-	obj := map[string]interface{}{}
-	if err := utiljson.Unmarshal(raw, &obj); err != nil {
-		return nil, "", fmt.Errorf("%w: desired object is not JSON: %v", ErrInvalid, err)
+		return nil, "", err
 	}
 	config := &unstructured.Unstructured{Object: obj}
 	if config.GetAPIVersion() == "" || config.GetKind() == "" || config.GetName() == "" {
@@ -84,6 +82,75 @@ func configuration(owner metav1.OwnerReference, desired *unstructured.Unstructur
 	annotations[AppliedHashAnnotation] = hash
 	config.SetAnnotations(annotations)
 	return config, hash, nil
+}
+
+// normalizedCopy returns a deep copy of m in the shape JSON decoding gives it (what
+// utiljson.Unmarshal makes of json.Marshal(m)): maps, slices, strings, booleans, nil, int64
+// for integral numbers that fit and float64 for other numbers. The values hooks return
+// already have that shape, so it is copied directly; anything else goes through JSON.
+func normalizedCopy(m map[string]interface{}) (map[string]interface{}, error) {
+	if c, ok := normalized(m); ok {
+		return c.(map[string]interface{}), nil
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: desired object is not JSON: %v", ErrInvalid, err)
+	}
+	obj := map[string]interface{}{}
+	if err := utiljson.Unmarshal(raw, &obj); err != nil {
+		return nil, fmt.Errorf("%w: desired object is not JSON: %v", ErrInvalid, err)
+	}
+	return obj, nil
+}
+
+// normalized copies v as normalizedCopy does; ok is false for a value of another type or a
+// number JSON cannot hold.
+func normalized(v interface{}) (interface{}, bool) {
+	switch x := v.(type) {
+	case map[string]interface{}:
+		m := make(map[string]interface{}, len(x))
+		for k, e := range x {
+			n, ok := normalized(e)
+			if !ok {
+				return nil, false
+			}
+			m[k] = n
+		}
+		return m, true
+	case []interface{}:
+		l := make([]interface{}, len(x))
+		for i, e := range x {
+			n, ok := normalized(e)
+			if !ok {
+				return nil, false
+			}
+			l[i] = n
+		}
+		return l, true
+	case string, bool, int64, nil:
+		return x, true
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, false
+		}
+		if x != math.Trunc(x) || math.Abs(x) >= 1e21 {
+			return x, true
+		}
+		if math.Abs(x) <= 1<<53 {
+			return int64(x), true
+		}
+		// Beyond 2^53 json.Marshal writes the shortest decimal that reads back as x, not x
+		// exactly, and utiljson decodes that decimal as int64 if it fits.
+		if i, err := strconv.ParseInt(strconv.FormatFloat(x, 'f', -1, 64), 10, 64); err == nil {
+			return i, true
+		}
+		return x, true
+	}
+	return nil, false
 }
 
 // UpToDate reports whether applying desired for owner onto observed would change nothing

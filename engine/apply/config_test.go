@@ -3,11 +3,14 @@ package apply
 import (
 	"encoding/json"
 	"errors"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 var testOwner = metav1.OwnerReference{APIVersion: "test.metascript.dev/v1", Kind: "Widget", Name: "parent", UID: "parent-uid"}
@@ -196,5 +199,41 @@ func TestFieldManager(t *testing.T) {
 	}
 	if exact := strings.Repeat("b", 128-len("metascript/")); FieldManager(exact) != "metascript/"+exact {
 		t.Error("a name that fits was shortened")
+	}
+}
+
+// TestNormalizedMatchesJSON checks the direct copy against the JSON round trip it replaces.
+func TestNormalizedMatchesJSON(t *testing.T) {
+	values := []interface{}{
+		"s", true, false, nil, int64(-3), 7, int32(8), 1.0, -0.0, 0.5, 1e15, 1e17, 9.2e18, 9.3e18, 1e20, 1e21, -1e21,
+		-(1 << 63), float64(1 << 62), 123456789.125,
+		[]interface{}{1.0, "a", []interface{}{}, map[string]interface{}{}},
+		map[string]interface{}{"n": 2.0, "l": []interface{}{map[string]interface{}{"x": nil}}},
+	}
+	for _, v := range values {
+		m := map[string]interface{}{"v": v}
+		raw, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]interface{}{}
+		if err := utiljson.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := normalizedCopy(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%#v: got %#v, want %#v", v, got["v"], want["v"])
+		}
+	}
+	if _, err := normalizedCopy(map[string]interface{}{"v": math.NaN()}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("NaN: got %v, want ErrInvalid", err)
+	}
+	// Other Go types go through JSON.
+	got, err := normalizedCopy(map[string]interface{}{"v": []string{"a"}, "w": uint8(3)})
+	if err != nil || !reflect.DeepEqual(got, map[string]interface{}{"v": []interface{}{"a"}, "w": int64(3)}) {
+		t.Errorf("typed values: got %#v, %v", got, err)
 	}
 }
