@@ -108,3 +108,23 @@ func TestRewriteAliasesBuiltins(t *testing.T) {
 		}
 	}
 }
+
+// TestRewriteLongChainsAreLinear: the rewrite asks what is known of every operand of a long
+// sum (a + b + c + ...), and without memoising that costs the square of the chain's length;
+// a 100000-term sum took minutes to compile.
+func TestRewriteLongChainsAreLinear(t *testing.T) {
+	for _, term := range []string{" + 1", " + a", " * 2", " % 3"} {
+		const n = 20000
+		src := "def f(a):\n    return a" + strings.Repeat(term, n) + "\n"
+		opts := fileOptions
+		f, err := opts.Parse("t.star", src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &rewriter{facts: fileFacts(f), keys: map[string]*syntax.Ident{}, aliased: map[string]bool{}}
+		r.stmts(f.Stmts)
+		if r.facts.asked > 10*n {
+			t.Errorf("%q × %d: %d knownInt evaluations, want at most %d", term, n, r.facts.asked, 10*n)
+		}
+	}
+}

@@ -51,11 +51,15 @@ func TestCompileErrors(t *testing.T) {
 		// which need not be on the loop's line.
 		{"toplevel_loop.star", -1, -1, "maxSteps budget: limit 100000 steps"},
 		{"toplevel_fail.star", 2, 9, "misconfigured"},
+		{"huge.star", 1, 1, "more than the limit"},
 	}
 	rt := scripting.NewRuntime(scripting.Options{}, &Compiler{InitBudget: scripting.Budget{MaxSteps: 100_000}})
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
 			src, err := os.ReadFile("testdata/" + c.file)
+			if c.file == "huge.star" {
+				src, err = []byte("x = 1"+strings.Repeat(" + 1", MaxSourceBytes/4)+"\n"), nil
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
