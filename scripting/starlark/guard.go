@@ -1,6 +1,7 @@
 package starlark
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -24,7 +25,9 @@ import (
 // str.replace, list.extend and list += iterable, concatenation (x + y, s += t) of strings,
 // bytes, lists and tuples past a small size, materialising built-ins (list, tuple, dict,
 // sorted, reversed, enumerate, zip over a range or any sequence), str, repr, print and fail
-// (the size of the text they render), and range, which is refused when it has more
+// (the size of the text they render; they, % and format refuse values nested more than
+// maxReprDepth levels deep, which go.starlark.net renders in time quadratic in the depth),
+// and range, which is refused when it has more
 // elements than the step budget allows a hook to iterate, so no built-in iterates longer
 // than that either. The rewrite leaves a check out where the source shows it cannot
 // matter (known.go): products of known ints, % with a known int, concatenation with a
@@ -185,13 +188,22 @@ func opMod(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 		switch y := y.(type) {
 		case starlark.Tuple:
 			for _, a := range y {
-				size = addSat(size, reprSize(a, limit))
+				n, err := reprSize(a, limit)
+				if err != nil {
+					return nil, fmt.Errorf("%%: %w", err)
+				}
+				size = addSat(size, n)
 			}
-		case starlark.Mapping:
-			// %(key)s may name one value many times.
-			size = mulSat(int64(strings.Count(string(f), "%")), reprSize(y, limit))
 		default:
-			size = reprSize(y, limit)
+			n, err := reprSize(y, limit)
+			if err != nil {
+				return nil, fmt.Errorf("%%: %w", err)
+			}
+			size = n
+			if _, ok := y.(starlark.Mapping); ok {
+				// %(key)s may name one value many times.
+				size = mulSat(int64(strings.Count(string(f), "%")), n)
+			}
 		}
 		if err := stateOf(t).reserve(addSat(size, int64(len(f)))); err != nil {
 			return nil, err
@@ -329,8 +341,10 @@ func methodFormat(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 	if f, ok := recv.(starlark.String); ok && (len(rest) > 0 || len(kwargs) > 0) {
 		limit := stateOf(t).budget.MaxMemory
 		var largest, sum int64
+		var deep error
 		note := func(v starlark.Value) {
-			n := reprSize(v, limit)
+			n, err := reprSize(v, limit)
+			deep = cmp.Or(deep, err)
 			largest = max(largest, n)
 			sum = addSat(sum, n)
 		}
@@ -339,6 +353,9 @@ func methodFormat(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 		}
 		for _, kv := range kwargs {
 			note(kv[1])
+		}
+		if deep != nil {
+			return nil, fmt.Errorf("format: %w", deep)
 		}
 		// Automatic fields ({}) use each argument once; named or numbered ones may repeat.
 		size := sum
@@ -437,7 +454,11 @@ func rendering(name string) *starlark.Builtin {
 		cs := stateOf(t)
 		var size int64
 		for _, a := range args {
-			size = addSat(size, reprSize(a, cs.budget.MaxMemory))
+			n, err := reprSize(a, cs.budget.MaxMemory)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			size = addSat(size, n)
 		}
 		if err := cs.reserve(size); err != nil {
 			return nil, err

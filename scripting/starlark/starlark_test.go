@@ -189,7 +189,7 @@ func TestHostile(t *testing.T) {
 	cases := []struct {
 		function string
 		budget   scripting.Budget
-		want     string // budget name
+		want     string // budget name, or the text of a RuntimeError after "error: "
 		// line of the innermost frame, 0 when the hook was cancelled between steps: then
 		// go.starlark.net reports the function, not the line.
 		line int
@@ -216,6 +216,9 @@ func TestHostile(t *testing.T) {
 		{"splitlines_bomb", small, scripting.BudgetMemory, 92},
 		{"rsplit_bomb", small, scripting.BudgetMemory, 96},
 		{"split_whitespace_bomb", small, scripting.BudgetMemory, 100},
+		{"deep_list_str", small, "error: str: value nests more than 1000 levels deep", 110},
+		{"deep_tuple_repr", small, "error: repr: value nests more than 1000 levels deep", 116},
+		{"deep_dict_format", small, "error: format: value nests more than 1000 levels deep", 122},
 	}
 	for _, c := range cases {
 		t.Run(c.function, func(t *testing.T) {
@@ -225,6 +228,16 @@ func TestHostile(t *testing.T) {
 			// hook never makes the process allocate twice its budget.
 			if used := allocs.Stop(); c.budget.MaxMemory > 0 && used >= 2*c.budget.MaxMemory {
 				t.Errorf("the process allocated %d bytes during the call, twice the budget or more", used)
+			}
+			if msg, ok := strings.CutPrefix(c.want, "error: "); ok {
+				var re *scripting.RuntimeError
+				if !errors.As(err, &re) || !strings.Contains(re.Msg, msg) {
+					t.Fatalf("got %v, want a runtime error containing %q", err, msg)
+				}
+				if len(re.Stack) == 0 || re.Stack[0].File != "hostile.star" || re.Stack[0].Line != c.line {
+					t.Fatalf("stack %v, want innermost at hostile.star:%d", re.Stack, c.line)
+				}
+				return
 			}
 			var be *scripting.BudgetError
 			if !errors.As(err, &be) || be.Budget != c.want {
