@@ -219,6 +219,12 @@ func TestHostile(t *testing.T) {
 		{"deep_list_str", small, "error: str: value nests more than 1000 levels deep", 110},
 		{"deep_tuple_repr", small, "error: repr: value nests more than 1000 levels deep", 116},
 		{"deep_dict_format", small, "error: format: value nests more than 1000 levels deep", 122},
+		{"int_parse_bomb", small, "error: int: text of 1048576 characters is longer than the limit", 126},
+		{"int_product_bomb", small, "error: int product of about 103874 bits is larger than the limit of 65536 bits", 131},
+		{"codepoints_bomb", small, scripting.BudgetMemory, 137},
+		{"codepoints_extend_bomb", small, scripting.BudgetMemory, 142},
+		{"bytes_elems_bomb", small, scripting.BudgetMemory, 148},
+		{"codepoints_join_bomb", small, scripting.BudgetMemory, 153},
 	}
 	for _, c := range cases {
 		t.Run(c.function, func(t *testing.T) {
