@@ -33,7 +33,7 @@ import (
 
 // adapterVersion changes whenever what a source compiles to changes (rewrite rules,
 // predeclared names), so that cached programs are recompiled.
-const adapterVersion = "7"
+const adapterVersion = "8"
 
 var fileOptions = syntax.FileOptions{
 	While:           true,

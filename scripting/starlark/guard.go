@@ -39,6 +39,14 @@ import (
 // string or bytes (guard_iter.go): list(s.codepoints()), l.extend(b.elems()), join, ...,
 // each element a new string.
 //
+// Comparisons, membership tests, sorted, min, max, list.index and list.remove, and dict
+// keys that are not scalars (d[k], {k: v}, d.get(k), d.pop(k), d.setdefault(k)) are checked
+// for the work they may do (guard_compare.go): go.starlark.net compares and hashes
+// recursively, following every reference to a shared value, in one call, so a few hundred
+// list slots or forty tuples can take longer than any timeout; they are refused when they
+// may visit more elements than the steps the invocation has left. A key nested more than
+// maxKeyDepth levels deep is refused too.
+//
 // Not checked before allocating, left to the allocation watchdog: comprehensions and loops
 // (one step per element), other str methods (results no larger than a small constant factor
 // of a string the hook already holds), stdlib results.
@@ -59,6 +67,7 @@ func guardBuiltins() starlark.StringDict {
 		guardAdd:    starlark.NewBuiltin("+", opAdd),
 		recordMaker: starlark.NewBuiltin("dict", makeRecord),
 		guardPipeIn: starlark.NewBuiltin("|=", opPipeInPlace),
+		guardKeyArg: starlark.NewBuiltin("key", guardKey),
 	}
 	d["method.join"] = starlark.NewBuiltin("join", methodJoin)
 	d["method.replace"] = starlark.NewBuiltin("replace", methodReplace)

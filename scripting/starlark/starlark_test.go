@@ -225,6 +225,17 @@ func TestHostile(t *testing.T) {
 		{"codepoints_extend_bomb", small, scripting.BudgetMemory, 142},
 		{"bytes_elems_bomb", small, scripting.BudgetMemory, 148},
 		{"codepoints_join_bomb", small, scripting.BudgetMemory, 153},
+		{"compare_shared_bomb", small, scripting.BudgetSteps, 169},
+		{"membership_shared_bomb", small, scripting.BudgetSteps, 172},
+		{"sorted_shared_bomb", small, scripting.BudgetSteps, 175},
+		{"sorted_key_shared_bomb", small, scripting.BudgetSteps, 179},
+		{"index_shared_bomb", small, scripting.BudgetSteps, 182},
+		{"tuple_key_bomb", small, scripting.BudgetSteps, 187},
+		{"tuple_key_in_bomb", small, scripting.BudgetSteps, 191},
+		{"tuple_key_display_bomb", small, scripting.BudgetSteps, 194},
+		{"tuple_key_get_bomb", small, scripting.BudgetSteps, 197},
+		{"deep_tuple_key", small, "error: dict key nests more than 1000 levels deep", 204},
+		{"key_error_quote_bomb", small, scripting.BudgetMemory, 210},
 	}
 	for _, c := range cases {
 		t.Run(c.function, func(t *testing.T) {
