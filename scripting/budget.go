@@ -59,3 +59,14 @@ func (b Budget) Capped(c Budget) Budget {
 	b.MaxOutputObjects = min(b.MaxOutputObjects, c.MaxOutputObjects)
 	return b
 }
+
+// ArgumentBudget is the budget whose output caps meter the conversion of a stdlib call's
+// arguments into the JSON shape: b's, with MaxOutputBytes no larger than half of
+// MaxMemory. Arguments sharing one value many times are converted once per reference, in
+// one Go call that the allocation watchdog cannot interrupt; the meter counts headers, about
+// half of what the Go values take.
+func ArgumentBudget(b Budget) Budget {
+	b = b.WithDefaults(DefaultBudget)
+	b.MaxOutputBytes = min(b.MaxOutputBytes, b.MaxMemory/2)
+	return b
+}

@@ -3,7 +3,9 @@ package stdlib
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // signature describes the parameters of one module function. Parameters are matched
@@ -62,10 +64,10 @@ func (s *signature) bind(positional []any, kwargs []Kwarg) (*args, error) {
 	for _, kw := range kwargs {
 		i := s.index(kw.Name)
 		if i < 0 {
-			return nil, fmt.Errorf("%s: unexpected keyword argument %q", s.fn, kw.Name)
+			return nil, fmt.Errorf("%s: unexpected keyword argument %s", s.fn, quote(kw.Name))
 		}
 		if a.set[i] {
-			return nil, fmt.Errorf("%s: argument %q given twice", s.fn, kw.Name)
+			return nil, fmt.Errorf("%s: argument %s given twice", s.fn, quote(kw.Name))
 		}
 		a.vals[i], a.set[i] = kw.Value, true
 	}
@@ -116,6 +118,23 @@ func (a *args) reserve(env *Env, n int64) error {
 		}
 	}
 	return nil
+}
+
+// perPiece is what one string of a list result costs by the time the hook holds it: its
+// header in the Go slice that finds it, the slot and boxed header of the JSON-shaped list,
+// and as much again in the language's own list.
+const perPiece = 96
+
+// reservePieces is reserve for a list of n strings that share the characters of an argument.
+func (a *args) reservePieces(env *Env, n int64) error {
+	if n > env.maxBytes()/perPiece {
+		return a.errorf("%w", tooManyPieces(env.maxBytes()/perPiece))
+	}
+	return a.reserve(env, n*perPiece)
+}
+
+func tooManyPieces(limit int64) error {
+	return fmt.Errorf("%w: more than %d pieces (Env.MaxBytes)", errTooLarge, limit)
 }
 
 func (a *args) typeError(i int, want string) error {
@@ -225,6 +244,23 @@ func asInt(v any) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// maxQuoted is how much of a hook's text an error message quotes.
+const maxQuoted = 64
+
+// quote quotes s for an error message, cut after maxQuoted bytes with its length noted: the
+// text comes from the hook, and quoting megabytes of it, escaped up to four bytes per byte,
+// made one failing call allocate many times its budget.
+func quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }
 
 // typeName names the JSON-shaped type of v the way error messages do in both languages.

@@ -13,7 +13,9 @@ import (
 //	    levels are errors naming the path of the bad value.
 //	decode(text) -> value
 //	    Parses exactly one JSON value. A number decodes to an int when it is integral and fits
-//	    in 64 bits (3, 3.0 and 3e0 all give 3), to a float otherwise, in both languages.
+//	    in 64 bits (3, 3.0 and 3e0 all give 3), to a float otherwise, in both languages. What
+//	    the value will cost (about 128 bytes per element or member, 512 more per object) is
+//	    checked against the memory budget before decoding.
 //	indent(value_or_text, prefix="", indent="  ") -> string
 //	    Multi-line JSON. A string argument is taken as JSON text and re-laid out keeping its
 //	    key order and number spelling; any other value is encoded as by encode. Each line
@@ -30,7 +32,7 @@ var JSON = &Module{
 }
 
 func jsonEncode(env *Env, a *args) (any, error) {
-	b, err := encodeJSON(a.value(0), env.maxBytes(), "", "")
+	b, err := encodeJSON(a.value(0), env.maxBytes(), env.Reserve, "", "")
 	if err != nil {
 		return nil, a.argErrorf(0, "%w", err)
 	}
@@ -43,6 +45,9 @@ func jsonEncode(env *Env, a *args) (any, error) {
 func jsonDecode(env *Env, a *args) (any, error) {
 	s, err := a.string(0)
 	if err != nil {
+		return nil, err
+	}
+	if err := a.reserve(env, decodedJSONSize(s)); err != nil {
 		return nil, err
 	}
 	v, err := decodeJSON([]byte(s))
@@ -63,7 +68,7 @@ func jsonIndent(env *Env, a *args) (any, error) {
 	}
 	text, isText := a.value(0).(string)
 	if !isText {
-		b, err := encodeJSON(a.value(0), env.maxBytes(), prefix, indent)
+		b, err := encodeJSON(a.value(0), env.maxBytes(), env.Reserve, prefix, indent)
 		if err != nil {
 			return nil, a.argErrorf(0, "%w", err)
 		}
@@ -84,6 +89,45 @@ func jsonIndent(env *Env, a *args) (any, error) {
 		return nil, a.argErrorf(0, "invalid JSON text: %v", err)
 	}
 	return buf.String(), nil
+}
+
+// What a decoded value costs, from decoding to the hook's own copy, per token of its text
+// (a number, string, member or element: about 128 bytes, though it may take two bytes of
+// text) and per object (a map: about 512 bytes more). Decoding "[0,0,...]" otherwise made
+// 64 times its text, "[{},{},...]" 200 times, in one call.
+const (
+	perJSONToken  = 128
+	perJSONObject = 512
+)
+
+// decodedJSONSize estimates what decoding text allocates: the text itself twice (a copy and
+// the strings), and what its tokens and objects cost, counted outside strings.
+func decodedJSONSize(text string) int64 {
+	var tokens, objects int64
+	inString, escaped := false, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ',', ':':
+			tokens++
+		case '{':
+			objects++
+		}
+	}
+	return 2*int64(len(text)) + (tokens+1)*perJSONToken + objects*perJSONObject
 }
 
 // indentedSizeBound is an upper bound on the size of json.Indent's output for valid JSON

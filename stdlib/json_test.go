@@ -50,9 +50,17 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := encodeJSON(v, DefaultMaxBytes, "", indent)
+			var reserved int64
+			got, err := encodeJSON(v, DefaultMaxBytes, func(n int64) error { reserved = n; return nil }, "", indent)
 			if err != nil {
 				t.Fatalf("%#v: %v", v, err)
+			}
+			// Every buffer is one the encoder reserved: append never grew it unasked.
+			if int64(cap(got)) != reserved {
+				t.Errorf("%#v indent %q: buffer of %d bytes, last reserved %d", v, indent, cap(got), reserved)
+			}
+			if s, ok := v.(string); ok && jsonStringLen(s) != len(appendJSONString(nil, s)) {
+				t.Errorf("jsonStringLen(%q) = %d, want %d", s, jsonStringLen(s), len(appendJSONString(nil, s)))
 			}
 			if string(got) != want {
 				t.Errorf("%#v indent %q:\n got %s\nwant %s", v, indent, got, want)

@@ -25,21 +25,46 @@ func tooLarge(limit int64) error {
 
 // jsonEncoder appends the JSON encoding of a JSON-shaped value to buf and stops as soon as
 // the output would exceed limit, so that a value sharing sub-values many times cannot make
-// it allocate without bound. With indent set it lays out like json.MarshalIndent.
+// it allocate without bound. It grows buf itself, asking reserve (when set) before each new
+// buffer, so the memory budget refuses a large encoding before it is written, not after.
+// With indent set it lays out like json.MarshalIndent.
 type jsonEncoder struct {
-	buf    []byte
-	limit  int64
-	prefix string
-	indent string
-	depth  int
+	buf     []byte
+	limit   int64
+	reserve func(n int64) error
+	prefix  string
+	indent  string
+	depth   int
 }
 
-func encodeJSON(v any, limit int64, prefix, indent string) ([]byte, error) {
-	e := &jsonEncoder{limit: limit, prefix: prefix, indent: indent}
+func encodeJSON(v any, limit int64, reserve func(int64) error, prefix, indent string) ([]byte, error) {
+	e := &jsonEncoder{limit: limit, reserve: reserve, prefix: prefix, indent: indent}
 	if err := e.value(v, ""); err != nil {
 		return nil, err
 	}
 	return e.buf, nil
+}
+
+// grow makes room for n more bytes: a buffer twice as large, or as large as needed, made
+// once reserve admits it.
+func (e *jsonEncoder) grow(n int) error {
+	if cap(e.buf)-len(e.buf) >= n {
+		return nil
+	}
+	need := int64(len(e.buf)) + int64(n)
+	if need > e.limit {
+		return tooLarge(e.limit)
+	}
+	size := max(need, min(2*int64(cap(e.buf)), e.limit), 512)
+	if e.reserve != nil {
+		if err := e.reserve(size); err != nil {
+			return err
+		}
+	}
+	buf := make([]byte, len(e.buf), size)
+	copy(buf, e.buf)
+	e.buf = buf
+	return nil
 }
 
 // maxEncodeDepth bounds nesting, as encoding/json does, so a deep value is an error and not
@@ -50,12 +75,20 @@ func (e *jsonEncoder) value(v any, path string) error {
 	if int64(len(e.buf)) > e.limit {
 		return tooLarge(e.limit)
 	}
+	// Room for any scalar but a string (a float takes at most 24 bytes), and for the
+	// brackets of a container.
+	if err := e.grow(32); err != nil {
+		return err
+	}
 	switch v := v.(type) {
 	case nil:
 		e.buf = append(e.buf, "null"...)
 	case bool:
 		e.buf = strconv.AppendBool(e.buf, v)
 	case string:
+		if err := e.grow(jsonStringLen(v)); err != nil {
+			return err
+		}
 		e.buf = appendJSONString(e.buf, v)
 	case int64:
 		e.buf = strconv.AppendInt(e.buf, v, 10)
@@ -67,6 +100,9 @@ func (e *jsonEncoder) value(v any, path string) error {
 		}
 		e.buf = appendJSONFloat(e.buf, v)
 	case json.Number:
+		if err := e.grow(len(v)); err != nil {
+			return err
+		}
 		e.buf = append(e.buf, v...)
 	case []any:
 		if len(v) == 0 {
@@ -78,16 +114,17 @@ func (e *jsonEncoder) value(v any, path string) error {
 		}
 		e.buf = append(e.buf, '[')
 		for i, x := range v {
-			if i > 0 {
-				e.buf = append(e.buf, ',')
+			if err := e.separator(i); err != nil {
+				return err
 			}
-			e.newline()
 			if err := e.value(x, path+"["+strconv.Itoa(i)+"]"); err != nil {
 				return err
 			}
 		}
 		e.depth--
-		e.newline()
+		if err := e.separator(-1); err != nil {
+			return err
+		}
 		e.buf = append(e.buf, ']')
 	case map[string]any:
 		if len(v) == 0 {
@@ -99,10 +136,12 @@ func (e *jsonEncoder) value(v any, path string) error {
 		}
 		e.buf = append(e.buf, '{')
 		for i, k := range sortedKeys(v) {
-			if i > 0 {
-				e.buf = append(e.buf, ',')
+			if err := e.separator(i); err != nil {
+				return err
 			}
-			e.newline()
+			if err := e.grow(jsonStringLen(k) + 2); err != nil {
+				return err
+			}
 			e.buf = appendJSONString(e.buf, k)
 			e.buf = append(e.buf, ':')
 			if e.indent != "" || e.prefix != "" {
@@ -113,7 +152,9 @@ func (e *jsonEncoder) value(v any, path string) error {
 			}
 		}
 		e.depth--
-		e.newline()
+		if err := e.separator(-1); err != nil {
+			return err
+		}
 		e.buf = append(e.buf, '}')
 	default:
 		return fmt.Errorf("%s: unsupported Go type %T", pathOrRoot(path), v)
@@ -121,15 +162,29 @@ func (e *jsonEncoder) value(v any, path string) error {
 	return nil
 }
 
-func (e *jsonEncoder) newline() {
+// separator writes what precedes element i of a container (a comma after the first) and,
+// when indenting, a line break and indentation; i < 0 is the closing bracket's line. It
+// leaves room for the bracket.
+func (e *jsonEncoder) separator(i int) error {
+	n := 2
+	if e.indent != "" || e.prefix != "" {
+		n += 1 + len(e.prefix) + e.depth*len(e.indent)
+	}
+	if err := e.grow(n); err != nil {
+		return err
+	}
+	if i > 0 {
+		e.buf = append(e.buf, ',')
+	}
 	if e.indent == "" && e.prefix == "" {
-		return
+		return nil
 	}
 	e.buf = append(e.buf, '\n')
 	e.buf = append(e.buf, e.prefix...)
 	for range e.depth {
 		e.buf = append(e.buf, e.indent...)
 	}
+	return nil
 }
 
 func sortedKeys(m map[string]any) []string {
@@ -174,6 +229,34 @@ func appendJSONFloat(b []byte, f float64) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// jsonStringLen is the length of appendJSONString's output for s.
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c != '"' && c != '\\':
+				n++
+			case c == '\\', c == '"', c == '\b', c == '\f', c == '\n', c == '\r', c == '\t':
+				n += 2
+			default:
+				n += 6
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			n += 6
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
+}
 
 // appendJSONString quotes s as encoding/json does without HTML escaping: invalid UTF-8
 // becomes U+FFFD and U+2028/U+2029 are escaped.

@@ -45,7 +45,8 @@ import (
 //	get_controller_ref(obj) -> dict or null   the owner reference with controller: true
 //	is_controlled_by(obj, parent) -> bool     obj's controller reference has parent's uid
 //
-// Resource quantities: a quantity is a string ("500m", "1Gi", "1.5") or a number.
+// Resource quantities: a quantity is a string ("500m", "1Gi", "1.5", at most 64 characters)
+// or a number.
 //
 //	parse_quantity(q) -> string              canonical form: "1.5" -> "1500m", "1024Mi" -> "1Gi"
 //	quantity_value(q) -> float               approximate value: "500m" -> 0.5
@@ -98,6 +99,10 @@ func k8sMatchSelector(env *Env, a *args) (any, error) {
 	case nil:
 		sel = labels.Nothing()
 	case string:
+		// labels.Parse makes about 80 bytes per byte of selector (its tokens and value sets).
+		if err := a.reserve(env, int64(len(s))*perSelectorByte); err != nil {
+			return nil, err
+		}
 		parsed, err := labels.Parse(s)
 		if err != nil {
 			return nil, a.argErrorf(0, "invalid label selector: %v", err)
@@ -107,6 +112,13 @@ func k8sMatchSelector(env *Env, a *args) (any, error) {
 		ls, err := labelSelector(s)
 		if err != nil {
 			return nil, a.argErrorf(0, "invalid label selector: %v", err)
+		}
+		n := int64(len(ls.MatchLabels) + len(ls.MatchExpressions))
+		for _, e := range ls.MatchExpressions {
+			n += int64(len(e.Values))
+		}
+		if err := a.reserve(env, n*perSelectorTerm); err != nil {
+			return nil, err
 		}
 		if sel, err = metav1.LabelSelectorAsSelector(ls); err != nil {
 			return nil, a.argErrorf(0, "invalid label selector: %v", err)
@@ -121,7 +133,7 @@ func k8sMatchSelector(env *Env, a *args) (any, error) {
 		for k, v := range l {
 			s, ok := v.(string)
 			if !ok {
-				return nil, a.argErrorf(1, "value of %q: expected string, got %s", k, typeName(v))
+				return nil, a.argErrorf(1, "value of %s: expected string, got %s", quote(k), typeName(v))
 			}
 			set[k] = s
 		}
@@ -130,6 +142,13 @@ func k8sMatchSelector(env *Env, a *args) (any, error) {
 	}
 	return sel.Matches(set), nil
 }
+
+// What turning a selector into a labels.Selector costs: per byte of a selector string, and
+// per label, expression or value of a LabelSelector dict.
+const (
+	perSelectorByte = 80
+	perSelectorTerm = 128
+)
 
 // labelSelector reads a LabelSelector from its JSON shape, strictly: field names are case
 // sensitive and unknown ones are errors, so a typo cannot silently widen a selector.
@@ -169,7 +188,7 @@ func labelSelector(m map[string]any) (*metav1.LabelSelector, error) {
 				ls.MatchExpressions = append(ls.MatchExpressions, req)
 			}
 		default:
-			return nil, fmt.Errorf("unknown field %q (want matchLabels or matchExpressions)", k)
+			return nil, fmt.Errorf("unknown field %s (want matchLabels or matchExpressions)", quote(k))
 		}
 	}
 	return ls, nil
@@ -211,7 +230,7 @@ func labelSelectorRequirement(e any) (metav1.LabelSelectorRequirement, error) {
 				req.Values = append(req.Values, s)
 			}
 		default:
-			return req, fmt.Errorf(": unknown field %q (want key, operator or values)", k)
+			return req, fmt.Errorf(": unknown field %s (want key, operator or values)", quote(k))
 		}
 	}
 	return req, nil
@@ -395,7 +414,7 @@ func k8sRemoveCondition(env *Env, a *args) (any, error) {
 // describe shows a value in an error: strings quoted, others by type.
 func describe(v any) string {
 	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
+		return quote(s)
 	}
 	return typeName(v)
 }
@@ -496,6 +515,10 @@ func k8sIsControlledBy(env *Env, a *args) (any, error) {
 
 // --- quantities
 
+// maxQuantity bounds the text of a quantity: parsing and adding very long numbers is slow
+// (a million digits took longer than any hook's timeout), and real quantities are short.
+const maxQuantity = 64
+
 func (a *args) quantity(i int) (resource.Quantity, error) {
 	var s string
 	switch v := a.value(i).(type) {
@@ -510,9 +533,12 @@ func (a *args) quantity(i int) (resource.Quantity, error) {
 	default:
 		return resource.Quantity{}, a.typeError(i, "quantity (string or number)")
 	}
+	if len(s) > maxQuantity {
+		return resource.Quantity{}, a.argErrorf(i, "invalid quantity %s: longer than %d characters", quote(s), maxQuantity)
+	}
 	q, err := resource.ParseQuantity(s)
 	if err != nil {
-		return q, a.argErrorf(i, "invalid quantity %q: %v", s, err)
+		return q, a.argErrorf(i, "invalid quantity %s: %v", quote(s), err)
 	}
 	return q, nil
 }
@@ -581,14 +607,23 @@ func k8sName(env *Env, a *args) (any, error) {
 		return nil, a.argErrorf(2, "must be between 1 and %d, got %d", validation.DNS1123SubdomainMaxLength, maxLen)
 	}
 	subdomain := maxLen > int64(validation.DNS1123LabelMaxLength)
-	clean := sanitizeName(strings.Join(parts, "-"), subdomain)
+	joined := strings.Join(parts, "-")
+	// sanitizeName copies the name three times and, for a subdomain, splits it into labels.
+	size := 3 * int64(len(joined))
+	if subdomain {
+		size += 48 * int64(strings.Count(joined, "."))
+	}
+	if err := a.reserve(env, size); err != nil {
+		return nil, err
+	}
+	clean := sanitizeName(joined, subdomain)
 
 	suffix := ""
 	switch {
 	case a.has(1):
 		source, ok := a.value(1).(string)
 		if !ok {
-			b, err := encodeJSON(a.value(1), env.maxBytes(), "", "")
+			b, err := encodeJSON(a.value(1), env.maxBytes(), env.Reserve, "", "")
 			if err != nil {
 				return nil, a.argErrorf(1, "%w", err)
 			}

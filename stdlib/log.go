@@ -119,7 +119,7 @@ func logAttr(key string, v any) slog.Attr {
 	case string:
 		return slog.String(key, truncateLogString(x))
 	case map[string]any, []any:
-		if _, err := encodeJSON(v, maxLogValue, "", ""); err != nil {
+		if _, err := encodeJSON(v, maxLogValue, nil, "", ""); err != nil {
 			return slog.String(key, fmt.Sprintf("(%s dropped: %v)", typeName(v), err))
 		}
 	}

@@ -2,6 +2,7 @@ package stdlib
 
 import (
 	"container/list"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -26,8 +27,11 @@ import (
 //	quote_meta(s) -> string                 s with every metacharacter escaped
 //
 // Compiled patterns are kept in a bounded least-recently-used cache shared by all hooks. A
-// malformed pattern is an error naming the pattern and what is wrong with it. replace checks
-// the size of its result against Env.MaxBytes before building it.
+// malformed pattern, or one longer than 16 KiB, is an error naming the pattern and what is
+// wrong with it. replace checks the size of its result against Env.MaxBytes before building
+// it; find_all, split and replace stop finding matches at what Env.MaxBytes affords (about
+// 96 bytes a piece) and fail past it, so a pattern that matches everywhere, such as the
+// empty one, fails on a long string instead of finding millions of matches.
 var RE = &Module{
 	Name: "re",
 	Functions: map[string]Func{
@@ -54,6 +58,11 @@ const (
 	regexpCacheSize = 256
 	// maxCachedPattern keeps huge patterns from pinning memory in the cache.
 	maxCachedPattern = 4096
+	// maxPattern bounds the length of a pattern: compiling one costs about 250 bytes per
+	// byte of pattern, and matching time grows with the product of the pattern's size and
+	// the input's, in one call no budget can interrupt (a 2 MiB pattern took seconds and
+	// hundreds of megabytes to compile).
+	maxPattern = 16 << 10
 )
 
 var regexps = &regexpCache{size: regexpCacheSize, entries: map[string]*list.Element{}}
@@ -96,10 +105,13 @@ func (a *args) regexpAndString() (*regexp.Regexp, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if len(pattern) > maxPattern {
+		return nil, "", a.argErrorf(0, "pattern of %d bytes is longer than the limit of %d", len(pattern), maxPattern)
+	}
 	re, err := regexps.get(pattern)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "error parsing regexp: ")
-		return nil, "", a.argErrorf(0, "invalid regular expression %q: %s", pattern, msg)
+		return nil, "", a.argErrorf(0, "invalid regular expression %s: %s", quote(pattern), msg)
 	}
 	s, err := a.string(1)
 	if err != nil {
@@ -133,7 +145,24 @@ func reFindAll(env *Env, a *args) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return stringList(re.FindAllString(s, n)), nil
+	found := re.FindAllString(s, matchLimit(env, n, perPiece))
+	if err := a.reservePieces(env, int64(len(found))); err != nil {
+		return nil, err
+	}
+	return stringList(found), nil
+}
+
+// matchLimit is the n to give FindAll* when at most n matches are wanted (all when n < 0):
+// no more than one past what Env.MaxBytes affords at per bytes a match, so that a pattern
+// matching everywhere (the empty pattern finds len(s)+1 matches) stops there instead of
+// finding millions of matches in one call. A caller that gets more than the budget affords
+// fails.
+func matchLimit(env *Env, n int, per int64) int {
+	limit := int(env.maxBytes()/per) + 1
+	if n < 0 || n > limit {
+		return limit
+	}
+	return n
 }
 
 // regexpStringLimit binds (pattern, string, n=-1) as find_all and split take them; an n
@@ -171,12 +200,38 @@ func reFindSubmatch(env *Env, a *args) (any, error) {
 	return groups, nil
 }
 
+// reSplit is regexp.Regexp.Split finding at most matchLimit matches.
 func reSplit(env *Env, a *args) (any, error) {
 	re, s, n, err := a.regexpStringLimit()
 	if err != nil {
 		return nil, err
 	}
-	return stringList(re.Split(s, n)), nil
+	if n == 0 {
+		return []any{}, nil
+	}
+	if re.String() != "" && s == "" {
+		return []any{""}, nil
+	}
+	matches := re.FindAllStringIndex(s, matchLimit(env, n, perPiece))
+	if err := a.reservePieces(env, int64(len(matches))+1); err != nil {
+		return nil, err
+	}
+	pieces := make([]any, 0, len(matches)+1)
+	beg, end := 0, 0
+	for _, m := range matches {
+		if n > 0 && len(pieces) == n-1 {
+			break
+		}
+		end = m[0]
+		if m[1] != 0 {
+			pieces = append(pieces, s[beg:end])
+		}
+		beg = m[1]
+	}
+	if end != len(s) {
+		pieces = append(pieces, s[beg:])
+	}
+	return pieces, nil
 }
 
 func reQuoteMeta(env *Env, a *args) (any, error) {
@@ -197,7 +252,15 @@ func reReplace(env *Env, a *args) (any, error) {
 		return nil, err
 	}
 	tmpl := parseTemplate(re, template)
-	matches := re.FindAllStringSubmatchIndex(s, -1)
+	// A match's indices: a slice header and two ints per group, twice over as the slice
+	// grows, and twice again so that finding them takes at most half of Env.MaxBytes.
+	perMatch := 4 * (24 + 16*int64(re.NumSubexp()+1))
+	matches := re.FindAllStringSubmatchIndex(s, matchLimit(env, -1, perMatch))
+	if n := int64(len(matches)); n > env.maxBytes()/perMatch {
+		return nil, a.errorf("%w", fmt.Errorf("%w: more than %d matches (Env.MaxBytes)", errTooLarge, env.maxBytes()/perMatch))
+	} else if err := a.reserve(env, n*perMatch); err != nil {
+		return nil, err
+	}
 	size := int64(len(s))
 	for _, m := range matches {
 		size += tmpl.size(m) - int64(m[1]-m[0])

@@ -221,7 +221,8 @@ type budgetRefusal struct{ n int64 }
 func (e *budgetRefusal) Error() string { return fmt.Sprintf("would allocate %d bytes", e.n) }
 
 // TestReserveIsAskedBeforeBuilding: every amplifying function asks Env.Reserve for the size
-// of its result and passes a refusal through, wrapped, instead of building it.
+// of its result (encoders: of each buffer as it grows) and passes a refusal through,
+// wrapped, instead of building it.
 func TestReserveIsAskedBeforeBuilding(t *testing.T) {
 	var asked []int64
 	env := &Env{Reserve: func(n int64) error {
@@ -246,6 +247,12 @@ func TestReserveIsAskedBeforeBuilding(t *testing.T) {
 		{"strings.repeat", []any{kb, int64(2)}},
 		{"re.replace", []any{"x", kb, "yy"}},
 		{"time.format", []any{"2024-01-01T00:00:00Z", kb}},
+		{"json.decode", []any{"[" + strings.Repeat("0,", 100) + "0]"}},
+		{"yaml.decode", []any{strings.Repeat("- 0\n", 100)}},
+		{"strings.split", []any{kb, ""}},
+		{"strings.fields", []any{strings.Repeat("x ", 500)}},
+		{"re.find_all", []any{"x", kb}},
+		{"re.split", []any{"", kb}},
 	}
 	for _, c := range calls {
 		asked = nil
@@ -258,8 +265,8 @@ func TestReserveIsAskedBeforeBuilding(t *testing.T) {
 		if !strings.HasPrefix(err.Error(), c.fn+": ") {
 			t.Errorf("%s: error %q does not name the function", c.fn, err)
 		}
-		if len(asked) != 1 {
-			t.Errorf("%s: Reserve asked %d times", c.fn, len(asked))
+		if len(asked) == 0 {
+			t.Errorf("%s: Reserve never asked", c.fn)
 		}
 	}
 	// Small results pass.

@@ -2,6 +2,7 @@ package stdlib
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -32,8 +33,8 @@ import (
 //	repeat(s, count) -> string           count >= 0
 //	length(s) -> int                     number of code points
 //
-// Results that could grow past Env.MaxBytes (join, replace, repeat) are checked before they
-// are built.
+// Results that could grow past Env.MaxBytes (join, replace, repeat, and split and fields,
+// whose every piece costs about 96 bytes) are checked before they are built.
 var Strings = &Module{
 	Name: "strings",
 	Functions: map[string]Func{
@@ -64,7 +65,7 @@ var Strings = &Module{
 			return strings.TrimSuffix(s, t)
 		}),
 		"split":   define("strings.split", []string{"s", "sep", "n?"}, stringsSplit),
-		"fields":  stringUnaryAny("strings.fields", func(s string) any { return stringList(strings.Fields(s)) }),
+		"fields":  define("strings.fields", []string{"s"}, stringsFields),
 		"cut":     define("strings.cut", []string{"s", "sep"}, stringsCut),
 		"join":    define("strings.join", []string{"parts", "sep"}, stringsJoin),
 		"replace": define("strings.replace", []string{"s", "old", "new", "n?"}, stringsReplace),
@@ -133,7 +134,37 @@ func stringsSplit(env *Env, a *args) (any, error) {
 	if n > int64(len(s))+1 {
 		n = -1
 	}
+	pieces := int64(utf8.RuneCountInString(s))
+	if sep != "" {
+		pieces = int64(strings.Count(s, sep)) + 1
+	}
+	if n >= 0 {
+		pieces = min(pieces, n)
+	}
+	if err := a.reservePieces(env, pieces); err != nil {
+		return nil, err
+	}
 	return stringList(strings.SplitN(s, sep, int(n))), nil
+}
+
+func stringsFields(env *Env, a *args) (any, error) {
+	s, err := a.string(0)
+	if err != nil {
+		return nil, err
+	}
+	var fields int64
+	inField := false
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && !inField {
+			fields++
+		}
+		inField = !space
+	}
+	if err := a.reservePieces(env, fields); err != nil {
+		return nil, err
+	}
+	return stringList(strings.Fields(s)), nil
 }
 
 func stringsCut(env *Env, a *args) (any, error) {

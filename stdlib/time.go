@@ -79,7 +79,7 @@ func (a *args) time(i int) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, a.argErrorf(i, "invalid RFC 3339 time %q", s)
+		return time.Time{}, a.argErrorf(i, "invalid RFC 3339 time %s", quote(s))
 	}
 	return t, nil
 }
@@ -89,7 +89,7 @@ func (a *args) duration(i int, strings bool) (time.Duration, error) {
 	if s, ok := a.value(i).(string); ok && strings {
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return 0, a.argErrorf(i, "invalid duration %q (want e.g. \"1h30m\" or seconds)", s)
+			return 0, a.argErrorf(i, "invalid duration %s (want e.g. \"1h30m\" or seconds)", quote(s))
 		}
 		return d, nil
 	}
@@ -137,9 +137,23 @@ func timeParse(env *Env, a *args) (any, error) {
 	}
 	t, err := time.Parse(layout, s)
 	if err != nil {
-		return nil, a.argErrorf(0, "%v", err)
+		return nil, a.argErrorf(0, "%s", parseError(err))
 	}
 	return formatTime(t), nil
+}
+
+// parseError words a time.Parse error as Go does, quoting the text and the layout with
+// quote: Go quotes them whole.
+func parseError(err error) string {
+	pe, ok := err.(*time.ParseError)
+	if !ok {
+		return err.Error()
+	}
+	if pe.Message != "" {
+		return "parsing time " + quote(pe.Value) + pe.Message
+	}
+	return "parsing time " + quote(pe.Value) + " as " + quote(pe.Layout) + ": cannot parse " +
+		quote(pe.ValueElem) + " as " + quote(pe.LayoutElem)
 }
 
 func timeFormat(env *Env, a *args) (any, error) {
@@ -186,7 +200,7 @@ func timeParseDuration(env *Env, a *args) (any, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return nil, a.argErrorf(0, "invalid duration %q (want e.g. \"1h30m\")", s)
+		return nil, a.argErrorf(0, "invalid duration %s (want e.g. \"1h30m\")", quote(s))
 	}
 	return seconds(d), nil
 }

@@ -18,7 +18,9 @@ import (
 //	    Parses one YAML document into the JSON shape: mappings to dicts with string keys,
 //	    numbers to int when integral and within 64 bits, float otherwise (as json.decode).
 //	    Keys that are not strings (1, true) become strings, as in Kubernetes. An empty
-//	    document decodes to null. Duplicate keys and several documents are errors.
+//	    document decodes to null. Duplicate keys and several documents are errors. Decoding
+//	    costs about 600 bytes per node; that much per character that may start or separate
+//	    one (",:-[{*?|>&!" and line breaks) is checked against the memory budget first.
 //
 // Every result is capped by Env.MaxBytes.
 var YAML = &Module{
@@ -29,10 +31,33 @@ var YAML = &Module{
 	},
 }
 
+// perYAMLNode is what decoding one YAML node costs, through the YAML library's tree, JSON
+// text and the JSON shape to the hook's own value: about 600 bytes. It is charged for every
+// character that may start or separate a node (",:-[{*?|>&!" and line breaks), which
+// overestimates for text with many hyphens or colons inside scalars. "- 0\n" repeated
+// allocated 190 times its text in one call, and took seconds.
+const perYAMLNode = 600
+
+// decodedYAMLSize estimates what decoding text allocates; see perYAMLNode.
+func decodedYAMLSize(text string) int64 {
+	var nodes int64 = 1
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case ',', ':', '-', '[', '{', '*', '?', '|', '>', '&', '!', '\n':
+			nodes++
+		}
+	}
+	return 2*int64(len(text)) + nodes*perYAMLNode
+}
+
 func yamlEncode(env *Env, a *args) (any, error) {
-	j, err := encodeJSON(a.value(0), env.maxBytes(), "", "")
+	j, err := encodeJSON(a.value(0), env.maxBytes(), env.Reserve, "", "")
 	if err != nil {
 		return nil, a.argErrorf(0, "%w", err)
+	}
+	// JSONToYAML parses the JSON into the YAML library's tree before writing YAML.
+	if err := a.reserve(env, decodedYAMLSize(string(j))); err != nil {
+		return nil, err
 	}
 	y, err := yaml.JSONToYAML(j)
 	if err != nil {
@@ -47,6 +72,9 @@ func yamlEncode(env *Env, a *args) (any, error) {
 func yamlDecode(env *Env, a *args) (any, error) {
 	s, err := a.string(0)
 	if err != nil {
+		return nil, err
+	}
+	if err := a.reserve(env, decodedYAMLSize(s)); err != nil {
 		return nil, err
 	}
 	if err := singleDocument([]byte(s)); err != nil {

@@ -3,6 +3,7 @@ package starlark
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -27,7 +28,7 @@ func mayHoldView(v starlark.Value) bool {
 }
 
 func opCompare(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-	return func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	return func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 		x, y := args[0], args[1]
 		if mayHoldView(x) {
 			x = realise(x)
@@ -37,10 +38,16 @@ func opCompare(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, starla
 			if !isDict(y) && mayHoldView(y) {
 				y = realise(y)
 			}
+			if err := checkMembership(t, x, y); err != nil {
+				return nil, err
+			}
 			return starlark.Binary(op, x, y)
 		}
 		if mayHoldView(y) {
 			y = realise(y)
+		}
+		if err := checkCompare(t, op, x, y); err != nil {
+			return nil, err
 		}
 		ok, err := starlark.Compare(op, x, y)
 		return starlark.Bool(ok), err
@@ -58,6 +65,12 @@ func methodRealisingArgs(name string) func(*starlark.Thread, *starlark.Builtin, 
 				}
 				rest = cp
 				break
+			}
+		}
+		if len(rest) > 0 {
+			// list.index(x) and list.remove(x) compare x with the elements in turn.
+			if err := checkMembership(t, rest[0], realise(args[0])); err != nil {
+				return nil, err
 			}
 		}
 		return callMethod(t, args[0], name, rest, kwargs)
@@ -82,13 +95,23 @@ func ordering(orig *starlark.Builtin) *starlark.Builtin {
 				if !ok {
 					break // None, or an error go.starlark.net reports
 				}
+				// What comparing the keys may visit is counted as they are made.
+				n := 0
+				if len(args) > 0 {
+					n = max(starlark.Len(args[0]), 0)
+				}
+				per, left, visits := int64(bits.Len(uint(n))+1), stateOf(t).stepsLeft(), int64(0)
 				cp := slices.Clone(kwargs)
 				cp[i] = starlark.Tuple{kv[0], starlark.NewBuiltin("key", func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 					k, err := starlark.Call(t, userKey, args, nil)
 					if err != nil || !mayHoldView(k) {
 						return k, err
 					}
-					return realise(k), nil
+					k = realise(k)
+					if visits += per * compareSize(k, starlark.CompareLimit, left/per+1); visits > left {
+						return nil, stateOf(t).refuseWork(name, visits)
+					}
+					return k, nil
 				})}
 				return orig.CallInternal(t, args, cp)
 			}
@@ -100,6 +123,9 @@ func ordering(orig *starlark.Builtin) *starlark.Builtin {
 		elems := args
 		if len(args) == 1 {
 			if seq, ok := args[0].(starlark.Indexable); ok {
+				if err := checkOrdering(t, name, seq); err != nil {
+					return nil, err
+				}
 				elems = nil
 				for i := 0; i < seq.Len(); i++ {
 					if mayHoldView(seq.Index(i)) {
@@ -107,6 +133,9 @@ func ordering(orig *starlark.Builtin) *starlark.Builtin {
 					}
 				}
 			}
+		}
+		if err := checkOrdering(t, name, elems); err != nil {
+			return nil, err
 		}
 		for _, e := range elems {
 			if mayHoldView(e) {

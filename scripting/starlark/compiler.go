@@ -33,7 +33,7 @@ import (
 
 // adapterVersion changes whenever what a source compiles to changes (rewrite rules,
 // predeclared names), so that cached programs are recompiled.
-const adapterVersion = "6"
+const adapterVersion = "8"
 
 var fileOptions = syntax.FileOptions{
 	While:           true,
@@ -70,10 +70,21 @@ var version = sync.OnceValue(func() string {
 // Version identifies go.starlark.net's version and this adapter's rewrite rules.
 func (*Compiler) Version() string { return version() }
 
+// MaxSourceBytes bounds the length of a source (a ConfigMap holds at most 1 MiB). Compiling
+// is not budgeted: parsing, rewriting and compiling cost time and memory linear in the source
+// (go.starlark.net limits bracket nesting itself), about 150 bytes allocated per source byte
+// at worst, which this bounds.
+const MaxSourceBytes = 1 << 20
+
 // Compile parses, rewrites, resolves and initialises source. Syntax and resolution errors
 // and failures of the top level (fail(), a disallowed load, an exhausted budget) are returned
-// as *scripting.CompileError at their position.
+// as *scripting.CompileError at their position; a source longer than MaxSourceBytes is one
+// too.
 func (c *Compiler) Compile(name, source string) (scripting.Program, error) {
+	if len(source) > MaxSourceBytes {
+		return nil, &scripting.CompileError{Language: scripting.Starlark, File: name, Line: 1, Column: 1,
+			Msg: fmt.Sprintf("source is %d bytes, more than the limit of %d", len(source), MaxSourceBytes)}
+	}
 	opts := fileOptions
 	f, err := opts.Parse(name, source, 0)
 	if err != nil {

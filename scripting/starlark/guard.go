@@ -1,6 +1,7 @@
 package starlark
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -20,18 +21,31 @@ import (
 // otherwise it performs the operation as Starlark would.
 //
 // Checked before allocating: repetition (s * n, list * n, tuple * n, bytes * n, big int
-// products), % and str.format (output bounded by the format and its arguments), str.join,
+// products, refused past maxIntBits, as int() refuses texts longer than maxIntText),
+// % and str.format (output bounded by the format and its arguments), str.join,
 // str.replace, list.extend and list += iterable, concatenation (x + y, s += t) of strings,
 // bytes, lists and tuples past a small size, materialising built-ins (list, tuple, dict,
 // sorted, reversed, enumerate, zip over a range or any sequence), str, repr, print and fail
-// (the size of the text they render), and range, which is refused when it has more
+// (the size of the text they render; they, % and format refuse values nested more than
+// maxReprDepth levels deep, which go.starlark.net renders in time quadratic in the depth),
+// and range, which is refused when it has more
 // elements than the step budget allows a hook to iterate, so no built-in iterates longer
 // than that either. The rewrite leaves a check out where the source shows it cannot
 // matter (known.go): products of known ints, % with a known int, concatenation with a
 // literal or the text of a known int.
 //
 // str.split, str.rsplit and str.splitlines are checked too (guard_split.go): a piece costs
-// far more than the character it may come from.
+// far more than the character it may come from. So is materialising the elements of a
+// string or bytes (guard_iter.go): list(s.codepoints()), l.extend(b.elems()), join, ...,
+// each element a new string.
+//
+// Comparisons, membership tests, sorted, min, max, list.index and list.remove, and dict
+// keys that are not scalars (d[k], {k: v}, d.get(k), d.pop(k), d.setdefault(k)) are checked
+// for the work they may do (guard_compare.go): go.starlark.net compares and hashes
+// recursively, following every reference to a shared value, in one call, so a few hundred
+// list slots or forty tuples can take longer than any timeout; they are refused when they
+// may visit more elements than the steps the invocation has left. A key nested more than
+// maxKeyDepth levels deep is refused too.
 //
 // Not checked before allocating, left to the allocation watchdog: comprehensions and loops
 // (one step per element), other str methods (results no larger than a small constant factor
@@ -53,6 +67,7 @@ func guardBuiltins() starlark.StringDict {
 		guardAdd:    starlark.NewBuiltin("+", opAdd),
 		recordMaker: starlark.NewBuiltin("dict", makeRecord),
 		guardPipeIn: starlark.NewBuiltin("|=", opPipeInPlace),
+		guardKeyArg: starlark.NewBuiltin("key", guardKey),
 	}
 	d["method.join"] = starlark.NewBuiltin("join", methodJoin)
 	d["method.replace"] = starlark.NewBuiltin("replace", methodReplace)
@@ -70,6 +85,7 @@ func guardBuiltins() starlark.StringDict {
 	}
 
 	d["range"] = starlark.NewBuiltin("range", guardedRange)
+	d["int"] = starlark.NewBuiltin("int", guardedInt)
 	for name, per := range map[string]int64{
 		"list": perElem, "tuple": perElem, "sorted": perElem, "reversed": perElem,
 		"enumerate": 64, "zip": 64, "dict": 96,
@@ -143,8 +159,11 @@ func opMul(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 			xi := x.(starlark.Int)
 			if _, small := xi.Int64(); !small {
 				if _, small := yi.Int64(); !small {
-					bytes := int64(xi.BigInt().BitLen()+yi.BigInt().BitLen()) / 8
-					if err := stateOf(t).reserve(bytes); err != nil {
+					bits := int64(xi.BigInt().BitLen() + yi.BigInt().BitLen())
+					if bits > maxIntBits {
+						return nil, fmt.Errorf("int product of about %d bits is larger than the limit of %d bits", bits, maxIntBits)
+					}
+					if err := stateOf(t).reserve(bits / 8); err != nil {
 						return nil, err
 					}
 				}
@@ -185,13 +204,22 @@ func opMod(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 		switch y := y.(type) {
 		case starlark.Tuple:
 			for _, a := range y {
-				size = addSat(size, reprSize(a, limit))
+				n, err := reprSize(a, limit)
+				if err != nil {
+					return nil, fmt.Errorf("%%: %w", err)
+				}
+				size = addSat(size, n)
 			}
-		case starlark.Mapping:
-			// %(key)s may name one value many times.
-			size = mulSat(int64(strings.Count(string(f), "%")), reprSize(y, limit))
 		default:
-			size = reprSize(y, limit)
+			n, err := reprSize(y, limit)
+			if err != nil {
+				return nil, fmt.Errorf("%%: %w", err)
+			}
+			size = n
+			if _, ok := y.(starlark.Mapping); ok {
+				// %(key)s may name one value many times.
+				size = mulSat(int64(strings.Count(string(f), "%")), n)
+			}
 		}
 		if err := stateOf(t).reserve(addSat(size, int64(len(f)))); err != nil {
 			return nil, err
@@ -249,8 +277,8 @@ func opAddInPlace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 	if _, ok := y.(starlark.Iterable); !ok {
 		return nil, fmt.Errorf("unknown binary op: list += %s", y.Type())
 	}
-	n := starlark.Len(y)
-	if err := stateOf(t).reserve(mulSat(int64(max(n, 0)), perElem)); err != nil {
+	n, per := iterLen(y)
+	if err := stateOf(t).reserve(mulSat(int64(max(n, 0)), per)); err != nil {
 		return nil, err
 	}
 	elems := make([]starlark.Value, 0, max(n, 0))
@@ -280,7 +308,14 @@ func opAddArg(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []
 func methodJoin(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	recv, rest := args[0], args[1:]
 	if sep, ok := recv.(starlark.String); ok && len(rest) == 1 {
-		if seq, ok := rest[0].(starlark.Indexable); ok && seq.Len() > 1 {
+		if n, per := iterLen(rest[0]); n > 1 && per == perTextElem {
+			// The elements or code points of a string of n bytes: at most n pieces of n
+			// bytes in all, each piece a new string, written to a growing buffer.
+			size := addSat(mulSat(int64(len(sep)), int64(n-1)), int64(n))
+			if err := stateOf(t).reserve(addSat(mulSat(size, 2), mulSat(int64(n), 16))); err != nil {
+				return nil, err
+			}
+		} else if seq, ok := rest[0].(starlark.Indexable); ok && seq.Len() > 1 {
 			n := seq.Len()
 			size := mulSat(int64(len(sep)), int64(n-1))
 			for i := 0; i < n; i++ {
@@ -329,8 +364,10 @@ func methodFormat(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 	if f, ok := recv.(starlark.String); ok && (len(rest) > 0 || len(kwargs) > 0) {
 		limit := stateOf(t).budget.MaxMemory
 		var largest, sum int64
+		var deep error
 		note := func(v starlark.Value) {
-			n := reprSize(v, limit)
+			n, err := reprSize(v, limit)
+			deep = cmp.Or(deep, err)
 			largest = max(largest, n)
 			sum = addSat(sum, n)
 		}
@@ -339,6 +376,9 @@ func methodFormat(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 		}
 		for _, kv := range kwargs {
 			note(kv[1])
+		}
+		if deep != nil {
+			return nil, fmt.Errorf("format: %w", deep)
 		}
 		// Automatic fields ({}) use each argument once; named or numbered ones may repeat.
 		size := sum
@@ -355,13 +395,36 @@ func methodFormat(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 func methodExtend(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	recv, rest := args[0], args[1:]
 	if len(rest) == 1 {
-		if n := starlark.Len(rest[0]); n > 0 {
-			if err := stateOf(t).reserve(mulSat(int64(n), perElem)); err != nil {
+		if n, per := iterLen(rest[0]); n > 0 {
+			if err := stateOf(t).reserve(mulSat(int64(n), per)); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return callMethod(t, recv, "extend", rest, kwargs)
+}
+
+// maxIntBits bounds the ints a hook can make by multiplying or parsing. go.starlark.net's big
+// ints cost time that grows faster than their size in one uninterruptible call (parsing a
+// million decimal digits took seconds and gigabytes, printing or dividing ints of a few
+// megabytes hundreds of milliseconds), and no result can hold an int wider than 64 bits.
+// Ints grow past it only by repeated shifts or sums, a step at a time, which the allocation
+// watchdog bounds.
+const maxIntBits = 1 << 16
+
+// maxIntText bounds the length of the text int() parses: maxIntBits in decimal, with room
+// for a sign, a prefix and underscores.
+const maxIntText = 20000
+
+var universeInt = starlark.Universe["int"].(*starlark.Builtin)
+
+func guardedInt(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) > 0 {
+		if s, ok := args[0].(starlark.String); ok && len(s) > maxIntText {
+			return nil, fmt.Errorf("int: text of %d characters is longer than the limit of %d", len(s), maxIntText)
+		}
+	}
+	return universeInt.CallInternal(t, args, kwargs)
 }
 
 var universeRange = starlark.Universe["range"].(*starlark.Builtin)
@@ -385,8 +448,8 @@ func materialising(name string, per int64) *starlark.Builtin {
 	return starlark.NewBuiltin(name, func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var size int64
 		for _, a := range args {
-			if n := starlark.Len(a); n > 0 {
-				size = addSat(size, mulSat(int64(n), per))
+			if n, perText := iterLen(a); n > 0 {
+				size = addSat(size, mulSat(int64(n), max(per, perText)))
 			}
 		}
 		if err := stateOf(t).reserve(size); err != nil {
@@ -437,7 +500,11 @@ func rendering(name string) *starlark.Builtin {
 		cs := stateOf(t)
 		var size int64
 		for _, a := range args {
-			size = addSat(size, reprSize(a, cs.budget.MaxMemory))
+			n, err := reprSize(a, cs.budget.MaxMemory)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			size = addSat(size, n)
 		}
 		if err := cs.reserve(size); err != nil {
 			return nil, err

@@ -16,10 +16,14 @@ import (
 type facts struct {
 	bound    map[string]bool // names the file binds anywhere
 	notRange map[string]bool // names bound other than as the variable of a loop over range()
+	// ints memoises knownInt of sums and products: the rewrite asks about every operand of
+	// a chain a + b + c + ..., and without it a long chain costs the square of its length.
+	ints  map[syntax.Expr]bool
+	asked int // knownInt evaluations, which the tests keep linear in the size of the source
 }
 
 func fileFacts(f *syntax.File) *facts {
-	fs := &facts{bound: map[string]bool{}, notRange: map[string]bool{}}
+	fs := &facts{bound: map[string]bool{}, notRange: map[string]bool{}, ints: map[syntax.Expr]bool{}}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.AssignStmt:
@@ -114,6 +118,7 @@ func (fs *facts) callTo(e syntax.Expr) string {
 // bounded by the source: an int literal, a loop variable over range(), len(...), and
 // sums, differences, products, quotients and remainders of those.
 func (fs *facts) knownInt(e syntax.Expr) bool {
+	fs.asked++
 	switch e := e.(type) {
 	case *syntax.Literal:
 		return e.Token == syntax.INT
@@ -126,7 +131,12 @@ func (fs *facts) knownInt(e syntax.Expr) bool {
 	case *syntax.BinaryExpr:
 		switch e.Op {
 		case syntax.PLUS, syntax.MINUS, syntax.STAR, syntax.SLASHSLASH, syntax.PERCENT:
-			return fs.knownInt(e.X) && fs.knownInt(e.Y)
+			known, ok := fs.ints[e]
+			if !ok {
+				known = fs.knownInt(e.X) && fs.knownInt(e.Y)
+				fs.ints[e] = known
+			}
+			return known
 		}
 	case *syntax.CallExpr:
 		return fs.callTo(e) == "len"

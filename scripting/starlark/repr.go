@@ -1,13 +1,12 @@
 package starlark
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
-
-	"metascript.dev/metascript/scripting"
 )
 
 // writeRepr writes x as go.starlark.net prints it, for records and request views, whose
@@ -116,22 +115,38 @@ func repr(x starlark.Value) string {
 	return b.String()
 }
 
+// maxReprDepth bounds the nesting of a value rendered as text (str, repr, print, fail, %
+// and format refuse deeper ones): go.starlark.net renders recursively and, for lists and
+// dicts, searches the path of enclosing containers at every level, so a value nested a
+// million levels deep would hold the CPU for hours in one call and grow the Go stack by
+// hundreds of megabytes.
+const maxReprDepth = 1000
+
+// errReprTooDeep is reprSize's error for a value nested deeper than maxReprDepth.
+var errReprTooDeep = fmt.Errorf("value nests more than %d levels deep", maxReprDepth)
+
 // reprSize estimates the length of v's text form, stopping once it passes limit. Aliased
 // values are counted each time they appear, as the text repeats them; a container met
-// again inside itself counts as the {...} or [...] it prints as.
-func reprSize(v starlark.Value, limit int64) int64 {
+// again inside itself counts as the {...} or [...] it prints as. A value nested deeper than
+// maxReprDepth is errReprTooDeep.
+func reprSize(v starlark.Value, limit int64) (int64, error) {
 	s := reprSizer{limit: limit}
 	s.add(v)
-	return s.total
+	if s.deep {
+		return 0, errReprTooDeep
+	}
+	return s.total, nil
 }
 
 type reprSizer struct {
 	limit, total int64
-	path         []starlark.Value // containers being measured, outermost first
+	path         []starlark.Value // lists and dicts being measured, outermost first
+	depth        int              // containers being measured, tuples included
+	deep         bool             // nested deeper than maxReprDepth
 }
 
 func (s *reprSizer) add(v starlark.Value) {
-	if s.total > s.limit {
+	if s.total > s.limit || s.deep {
 		return
 	}
 	switch v := v.(type) {
@@ -148,19 +163,26 @@ func (s *reprSizer) add(v starlark.Value) {
 			s.total += int64(v.BigInt().BitLen())/3 + 2
 		}
 		return
-	case starlark.Tuple:
-		s.total += 2
-		for i := 0; i < len(v) && s.total <= s.limit; i++ {
-			s.total += 2
-			s.add(v[i])
-		}
-		return
-	case *starlark.List, *starlark.Dict, *record, *mapView, *listView:
+	case starlark.Tuple, *starlark.List, *starlark.Dict, *record, *mapView, *listView:
 	default:
 		s.total += 32
 		return
 	}
-	if slices.Contains(s.path, v) || len(s.path) > scripting.MaxOutputDepth {
+	if s.depth >= maxReprDepth {
+		s.deep = true
+		return
+	}
+	s.depth++
+	defer func() { s.depth-- }()
+	if t, ok := v.(starlark.Tuple); ok {
+		s.total += 2
+		for i := 0; i < len(t) && s.total <= s.limit; i++ {
+			s.total += 2
+			s.add(t[i])
+		}
+		return
+	}
+	if slices.Contains(s.path, v) {
 		s.total += 8 // printed as {...} or [...]
 		return
 	}

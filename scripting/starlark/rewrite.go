@@ -26,6 +26,8 @@ import (
 //	x == y, x < y, x in y, ...  →  operator==(x, y) ... unless an operand is a scalar (see compareOps)
 //	e.index(a), e.remove(a)     →  method.index(e, a) ... (views compared as ordinary values)
 //	e.append(a)                 →  method.append(e, a)  (not a guard: saves binding the method)
+//	d[k], {k: v}, d.get(k), d.pop(k), d.setdefault(k)  →  d[dict#key(k)] ...  unless k is a
+//	                            scalar: a tuple key is hashed recursively (guardKey)
 //	len, str, json, ...         →  len#g, ...  a global bound to the built-in or module at the
 //	                                           top, when the file binds the name nowhere
 //
@@ -47,7 +49,12 @@ const (
 	guardAdd    = "operator+"
 	guardPipeIn = "operator|="
 	recordMaker = "dict#record"
+	guardKeyArg = "dict#key"
 )
+
+// keyMethods are the dict methods whose first argument is a key; the rewrite checks it as
+// it checks d[k] (guardKey).
+var keyMethods = map[string]bool{"get": true, "pop": true, "setdefault": true}
 
 // guardedMethods are the method names rewritten into method.<name> calls.
 var guardedMethods = map[string]string{
@@ -293,14 +300,17 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 	case *syntax.ParenExpr:
 		e.X = r.expr(e.X)
 	case *syntax.CallExpr:
+		dot, isMethod := e.Fn.(*syntax.DotExpr)
 		for i, a := range e.Args {
 			if b, ok := a.(*syntax.BinaryExpr); ok && b.Op == syntax.EQ { // keyword argument
 				b.Y = r.expr(b.Y)
+			} else if i == 0 && isMethod && keyMethods[dot.Name.Name] {
+				e.Args[i] = r.key(a)
 			} else {
 				e.Args[i] = r.expr(a)
 			}
 		}
-		if dot, ok := e.Fn.(*syntax.DotExpr); ok {
+		if isMethod {
 			if guard, ok := guardedMethods[dot.Name.Name]; ok {
 				recv := r.expr(dot.X)
 				return &syntax.CallExpr{Fn: r.alias(dot.Dot, guard), Lparen: e.Lparen,
@@ -317,7 +327,7 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 		e.X = r.expr(e.X)
 	case *syntax.IndexExpr:
 		e.X = r.expr(e.X)
-		e.Y = r.expr(e.Y)
+		e.Y = r.key(e.Y)
 	case *syntax.SliceExpr:
 		e.X = r.expr(e.X)
 		for _, p := range []*syntax.Expr{&e.Lo, &e.Hi, &e.Step} {
@@ -335,11 +345,11 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 		}
 		for _, d := range e.List {
 			d := d.(*syntax.DictEntry)
-			d.Key = r.expr(d.Key)
+			d.Key = r.key(d.Key)
 			d.Value = r.expr(d.Value)
 		}
 	case *syntax.DictEntry:
-		e.Key = r.expr(e.Key)
+		e.Key = r.key(e.Key)
 		e.Value = r.expr(e.Value)
 	case *syntax.Comprehension:
 		e.Body = r.expr(e.Body)
@@ -361,6 +371,17 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 		e.Body = r.expr(e.Body)
 	}
 	return e
+}
+
+// key rewrites e, used as a dict key, into a call of the key check unless it is a scalar.
+func (r *rewriter) key(e syntax.Expr) syntax.Expr {
+	scalar := r.facts.scalar(e) // decided on the source
+	pos, _ := e.Span()
+	e = r.expr(e)
+	if scalar {
+		return e
+	}
+	return r.call(guardKeyArg, pos, e)
 }
 
 // cannotBeIterable reports whether e certainly evaluates to something neither `list += e`
@@ -404,6 +425,15 @@ func cloneSimple(e syntax.Expr) (syntax.Expr, bool) {
 			return nil, false
 		}
 		return &syntax.IndexExpr{X: x, Lbrack: e.Lbrack, Y: y, Rbrack: e.Rbrack}, true
+	case *syntax.CallExpr:
+		// The key check around a simple index (d[k] += 1): it only inspects its argument.
+		if fn, ok := e.Fn.(*syntax.Ident); ok && fn.Name == guardKeyArg+"#g" && len(e.Args) == 1 {
+			arg, ok := cloneSimple(e.Args[0])
+			if !ok {
+				return nil, false
+			}
+			return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: fn.NamePos, Name: fn.Name}, Lparen: e.Lparen, Args: []syntax.Expr{arg}, Rparen: e.Rparen}, true
+		}
 	}
 	return nil, false
 }

@@ -51,11 +51,15 @@ func TestCompileErrors(t *testing.T) {
 		// which need not be on the loop's line.
 		{"toplevel_loop.star", -1, -1, "maxSteps budget: limit 100000 steps"},
 		{"toplevel_fail.star", 2, 9, "misconfigured"},
+		{"huge.star", 1, 1, "more than the limit"},
 	}
 	rt := scripting.NewRuntime(scripting.Options{}, &Compiler{InitBudget: scripting.Budget{MaxSteps: 100_000}})
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
 			src, err := os.ReadFile("testdata/" + c.file)
+			if c.file == "huge.star" {
+				src, err = []byte("x = 1"+strings.Repeat(" + 1", MaxSourceBytes/4)+"\n"), nil
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +189,7 @@ func TestHostile(t *testing.T) {
 	cases := []struct {
 		function string
 		budget   scripting.Budget
-		want     string // budget name
+		want     string // budget name, or the text of a RuntimeError after "error: "
 		// line of the innermost frame, 0 when the hook was cancelled between steps: then
 		// go.starlark.net reports the function, not the line.
 		line int
@@ -212,6 +216,26 @@ func TestHostile(t *testing.T) {
 		{"splitlines_bomb", small, scripting.BudgetMemory, 92},
 		{"rsplit_bomb", small, scripting.BudgetMemory, 96},
 		{"split_whitespace_bomb", small, scripting.BudgetMemory, 100},
+		{"deep_list_str", small, "error: str: value nests more than 1000 levels deep", 110},
+		{"deep_tuple_repr", small, "error: repr: value nests more than 1000 levels deep", 116},
+		{"deep_dict_format", small, "error: format: value nests more than 1000 levels deep", 122},
+		{"int_parse_bomb", small, "error: int: text of 1048576 characters is longer than the limit", 126},
+		{"int_product_bomb", small, "error: int product of about 103874 bits is larger than the limit of 65536 bits", 131},
+		{"codepoints_bomb", small, scripting.BudgetMemory, 137},
+		{"codepoints_extend_bomb", small, scripting.BudgetMemory, 142},
+		{"bytes_elems_bomb", small, scripting.BudgetMemory, 148},
+		{"codepoints_join_bomb", small, scripting.BudgetMemory, 153},
+		{"compare_shared_bomb", small, scripting.BudgetSteps, 169},
+		{"membership_shared_bomb", small, scripting.BudgetSteps, 172},
+		{"sorted_shared_bomb", small, scripting.BudgetSteps, 175},
+		{"sorted_key_shared_bomb", small, scripting.BudgetSteps, 179},
+		{"index_shared_bomb", small, scripting.BudgetSteps, 182},
+		{"tuple_key_bomb", small, scripting.BudgetSteps, 187},
+		{"tuple_key_in_bomb", small, scripting.BudgetSteps, 191},
+		{"tuple_key_display_bomb", small, scripting.BudgetSteps, 194},
+		{"tuple_key_get_bomb", small, scripting.BudgetSteps, 197},
+		{"deep_tuple_key", small, "error: dict key nests more than 1000 levels deep", 204},
+		{"key_error_quote_bomb", small, scripting.BudgetMemory, 210},
 	}
 	for _, c := range cases {
 		t.Run(c.function, func(t *testing.T) {
@@ -221,6 +245,16 @@ func TestHostile(t *testing.T) {
 			// hook never makes the process allocate twice its budget.
 			if used := allocs.Stop(); c.budget.MaxMemory > 0 && used >= 2*c.budget.MaxMemory {
 				t.Errorf("the process allocated %d bytes during the call, twice the budget or more", used)
+			}
+			if msg, ok := strings.CutPrefix(c.want, "error: "); ok {
+				var re *scripting.RuntimeError
+				if !errors.As(err, &re) || !strings.Contains(re.Msg, msg) {
+					t.Fatalf("got %v, want a runtime error containing %q", err, msg)
+				}
+				if len(re.Stack) == 0 || re.Stack[0].File != "hostile.star" || re.Stack[0].Line != c.line {
+					t.Fatalf("stack %v, want innermost at hostile.star:%d", re.Stack, c.line)
+				}
+				return
 			}
 			var be *scripting.BudgetError
 			if !errors.As(err, &be) || be.Budget != c.want {

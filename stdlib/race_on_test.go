@@ -1,0 +1,6 @@
+//go:build race
+
+package stdlib_test
+
+// raceEnabled: see TestHostileCalls.
+const raceEnabled = true
