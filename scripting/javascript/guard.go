@@ -27,18 +27,22 @@ import (
 //	JSON.parse                       nesting depth of the text (goja recurses per level)
 //	JSON.stringify                   the output, as written; nesting; stops (guard_stringify.go)
 //	a + b, x += y                    the concatenated length (guard_add.go)
+//	Array.prototype walks            the receiver's length: indexOf, sort, forEach and the
+//	                                 other methods that visit every index (guard_loop.go)
+//	Function.prototype.apply,        the argument list made of an array-like
+//	Reflect.apply/construct
+//	Array.from of an array-like      its length
 //
 // A refusal stops the hook with a *scripting.BudgetError (it cannot be caught). Growth that
 // takes many instructions (a push per element, a literal appended per step) is left to the
 // watchdog: goja checks for interrupts between instructions.
 //
 // Not covered: built-ins that loop over a length without calling script code and allocate
-// per element — Array.from({length: n}), spreading Array(n), Function.prototype.apply or
-// Reflect.apply with a huge array-like, concat of objects made spreadable with
-// Symbol.isConcatSpreadable, split by a separator object of the hook's own. A hook can make
-// such a length (up to 2^32-1) without allocating, so these can overshoot the memory budget
-// and the deadline before the watchdog's interrupt takes effect at the next instruction.
-// Closing this gap needs allocation accounting inside goja.
+// per element — spreading a sparse array ([...a], f(...a), new Set(a)), split by a
+// separator object of the hook's own. A hook can make such a length (up to 2^32-1) without
+// allocating, so these can overshoot the memory budget and the deadline before the
+// watchdog's interrupt takes effect at the next instruction. Closing this gap needs
+// allocation accounting inside goja.
 //
 // Regular expressions that need backtracking (backreferences, lookaround) run on regexp2,
 // whose matching cannot be interrupted either: its timeout is set to RegexpTimeout, after
@@ -70,8 +74,9 @@ func (h *hardRuntime) wrap(o *goja.Object, name string, check func(orig goja.Cal
 		return
 	}
 	fn := h.rt.ToValue(func(call goja.FunctionCall) goja.Value { return check(orig, call) }).(*goja.Object)
-	// goja names Go functions after their Go symbol; keep the built-in's name.
+	// goja names Go functions after their Go symbol; keep the built-in's name and arity.
 	must(fn.DefineDataProperty("name", h.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(fn.DefineDataProperty("length", o.Get(name).(*goja.Object).Get("length"), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
 	must(o.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_FALSE))
 }
 
@@ -146,6 +151,7 @@ func (h *hardRuntime) installGuards() {
 			if cs.joinDepth > maxJoinDepth {
 				panic(rt.NewTypeError("Array.prototype.join: arrays nest deeper than %d levels", maxJoinDepth))
 			}
+			cs.checkLoop(toLength(o.Get("length")))
 			cs.reserve(joinSize(rt, o, int64(sep), 0))
 		}
 		return call(orig, c.This, c.Arguments...)
@@ -186,6 +192,7 @@ func (h *hardRuntime) installGuards() {
 
 	h.guardStringify(jsonObj)
 	h.installArrayGuards(arrayProto, stringProto)
+	h.installLoopGuards(arrayProto)
 	wrap(stringProto, "concat", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		s, ok := thisString(c.This)
 		if !ok {

@@ -378,6 +378,11 @@ func TestBudgets(t *testing.T) {
 		{"concatShared", scripting.BudgetMemory, prechecked},
 		{"splitBomb", scripting.BudgetMemory, prechecked},
 		{"splitRegexpBomb", scripting.BudgetMemory, prechecked},
+		{"sparseIndexOf", scripting.BudgetMemory, prechecked},
+		{"arrayLikeForEach", scripting.BudgetMemory, prechecked},
+		{"sparseSort", scripting.BudgetMemory, prechecked},
+		{"applyArrayLike", scripting.BudgetMemory, prechecked},
+		{"concatSpreadable", scripting.BudgetMemory, prechecked},
 	}
 	for _, c := range cases {
 		t.Run(c.fn, func(t *testing.T) {

@@ -22,4 +22,36 @@ var exprs = {
     return [JSON.stringify({a: 1, b: [1, 2], c: {d: 3}}, function (k, v) { return k === "d" ? undefined : v; }),
       JSON.stringify({b: 1, a: 2, c: {a: 3, b: 4}}, ["a", "c"]), JSON.stringify([new Date(0), {toJSON: function () { return 7; }}])];
   },
+  walks: function () {
+    var a = [3, 1, , 2], like = {length: 3, 0: "b", 2: "a"}, ap = Array.prototype, r = [];
+    r.push(a.indexOf(2), a.lastIndexOf(3), a.includes(undefined), a.slice(1, 3), a.slice(-2));
+    r.push(ap.indexOf.call(like, "a"), ap.includes.call("abc", "b"), ap.map.call(like, function (x) { return x + "!"; }));
+    r.push(a.filter(function (x) { return x > 1; }), a.some(function (x) { return x > 2; }), a.every(function (x) { return x > 0; }));
+    r.push(a.reduce(function (s, x) { return s + x; }, 0), a.reduceRight(function (s, x) { return s + x; }, ""));
+    r.push(a.find(function (x) { return x < 3; }), a.findIndex(function (x) { return x === undefined; }), a.findLast(function (x) { return x; }), a.findLastIndex(function (x) { return x > 5; }));
+    var seen = []; a.forEach(function (x, i) { seen.push(i); }); r.push(seen);
+    r.push([1, [2], 3].flatMap(function (x) { return [x, x]; }), [1, 2, 3].toLocaleString());
+    r.push(a.toReversed(), a.toSorted(), a.toSpliced(1, 1, "x"), a.with(0, 9), [1, 2, 3, 4, 5].copyWithin(0, 3));
+    return r;
+  },
+  mutations: function () {
+    var a = [5, 1, 4], b = [1, 2, 3, 4], like = {length: 2, 0: "x", 1: "y"}, ap = Array.prototype;
+    var r = [a.sort(), a.sort(function (x, y) { return y - x; }), a.reverse(), b.splice(1, 2, "a", "b", "c"), b];
+    r.push(b.unshift(0), b.shift(), b, ap.reverse.call(like), ap.shift.call(like), like, ap.sort.call({length: 2, 0: "b", 1: "a"}));
+    var sparse = [, 3, , 1]; sparse.sort(); r.push(sparse.length, 1 in sparse, 3 in sparse, sparse[0]);
+    return r;
+  },
+  lists: function () {
+    function f() { return Array.prototype.slice.call(arguments); }
+    var like = {length: 3, 0: 1, 2: 3}, spread = {length: 2, 0: "a", 1: "b"};
+    spread[Symbol.isConcatSpreadable] = true;
+    return [f.apply(null, [1, 2]), f.apply(null, like), f.apply(null), Reflect.apply(f, null, like),
+      Reflect.construct(Array, [3]).length, Reflect.construct(Date, [0]).getTime(), Array.from(like), Array.from("ab"),
+      Array.from({length: 2}, function (x, i) { return i * 2; }), [0].concat(spread, [1], "c"), [].concat({length: 1, 0: 1})];
+  },
+  arities: function () {
+    var ap = Array.prototype;
+    return [ap.indexOf.length, ap.splice.length, ap.reduce.length, ap.join.length, ap.fill.length, ap.indexOf.name,
+      Function.prototype.apply.length, Reflect.apply.length, Reflect.construct.length, Array.from.length, "".repeat.length];
+  },
 };

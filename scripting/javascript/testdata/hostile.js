@@ -164,3 +164,31 @@ function splitBomb(request) {
 function splitRegexpBomb(request) {
   return "x".repeat(2 << 20).split(/(?:)/).length;
 }
+
+function sparseIndexOf(request) {
+  // goja walks all four billion indices of a sparse array in one call.
+  const a = [];
+  a[2 ** 32 - 2] = 1;
+  return a.indexOf(0);
+}
+
+function arrayLikeForEach(request) {
+  Array.prototype.forEach.call({ length: 2 ** 53 - 1 }, function () {});
+}
+
+function sparseSort(request) {
+  // goja sorts a sparse array through a slice as long as the array: 64 GiB.
+  const a = [];
+  a[2 ** 32 - 2] = 1;
+  return a.sort().length;
+}
+
+function applyArrayLike(request) {
+  return Math.max.apply(null, { length: 1 << 26 });
+}
+
+function concatSpreadable(request) {
+  const o = { length: 1 << 26 };
+  o[Symbol.isConcatSpreadable] = true;
+  return [].concat(o).length;
+}
