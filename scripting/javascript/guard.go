@@ -32,6 +32,8 @@ import (
 //	Function.prototype.apply,        the argument list made of an array-like
 //	Reflect.apply/construct
 //	Array.from of an array-like      its length
+//	BigInt *, **, <<, >>, BigInt(),  the result's bit length, against MaxBigIntBits: a
+//	BigInt.asIntN/asUintN            RangeError, as in any engine (guard_bigint.go)
 //
 // A refusal stops the hook with a *scripting.BudgetError (it cannot be caught). Growth that
 // takes many instructions (a push per element, a literal appended per step) is left to the
@@ -42,7 +44,10 @@ import (
 // separator object of the hook's own. A hook can make such a length (up to 2^32-1) without
 // allocating, so these can overshoot the memory budget and the deadline before the
 // watchdog's interrupt takes effect at the next instruction. Closing this gap needs
-// allocation accounting inside goja.
+// allocation accounting inside goja. Comparing a BigInt with a long decimal string
+// (`1n < s`) parses the string in goja's comparison instruction, in quadratic time: 3 s
+// and 2.3 GiB allocated for a 1 MiB string, minutes for 4 MiB. A decimal BigInt literal
+// of a million digits costs 3.5 s to compile (once per source: compiles are cached).
 //
 // Regular expressions that need backtracking (backreferences, lookaround) run on regexp2,
 // whose matching cannot be interrupted either: its timeout is set to RegexpTimeout, after
@@ -219,6 +224,17 @@ func (h *hardRuntime) installGuards() {
 	h.plus, _ = goja.AssertFunction(plus)
 	h.addFn = rt.ToValue(h.add).(*goja.Object)
 	must(h.addFn.DefineDataProperty("name", rt.ToValue(addName), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+
+	h.arithFn = rt.ToValue(h.arith).(*goja.Object)
+	must(h.arithFn.DefineDataProperty("name", rt.ToValue(arithName), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	mk, err := rt.RunProgram(arithProgram)
+	must(err)
+	makeOps, _ := goja.AssertFunction(mk)
+	ops, err := makeOps(goja.Undefined(), h.arithFn)
+	must(err)
+	h.arithPrimitive, _ = goja.AssertFunction(ops.(*goja.Object).Get("0"))
+	h.arithConvert, _ = goja.AssertFunction(ops.(*goja.Object).Get("1"))
+	h.guardBigInt()
 
 	h.reflectConstruct, _ = goja.AssertFunction(h.global.Get("Reflect").(*goja.Object).Get("construct"))
 	h.array = h.guardedArray(h.global.Get("Array").(*goja.Object))

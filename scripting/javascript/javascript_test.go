@@ -410,6 +410,19 @@ func TestBudgets(t *testing.T) {
 			t.Logf("%s stopped after %v: %v", c.fn, time.Since(start), err)
 		})
 	}
+	for _, fn := range []string{"bigIntPower", "bigIntShift", "bigIntAsUintN", "bigIntSquaring", "bigIntParse"} {
+		t.Run(fn, func(t *testing.T) {
+			allocs := scripting.StartMemoryWatch(0, nil)
+			_, err := p.Call(context.Background(), scripting.Invocation{Function: fn, Budget: small})
+			if used := allocs.Stop(); used > small.MaxMemory+small.MaxMemory/4 {
+				t.Errorf("the process allocated %d bytes during the call, more than 1.25 × the budget", used)
+			}
+			var re *scripting.RuntimeError
+			if !errors.As(err, &re) || !strings.Contains(re.Msg, "RangeError: Maximum BigInt size exceeded") {
+				t.Fatalf("got %v, want a RangeError about the BigInt size", err)
+			}
+		})
+	}
 	t.Run("deepJSON", func(t *testing.T) {
 		_, err := p.Call(context.Background(), scripting.Invocation{Function: "deepJSON", Budget: small})
 		var re *scripting.RuntimeError

@@ -54,4 +54,21 @@ var exprs = {
     return [ap.indexOf.length, ap.splice.length, ap.reduce.length, ap.join.length, ap.fill.length, ap.indexOf.name,
       Function.prototype.apply.length, Reflect.apply.length, Reflect.construct.length, Array.from.length, "".repeat.length];
   },
+  arith: function () {
+    var o = {valueOf: function () { return 3; }}, b = {valueOf: function () { return 5n; }}, x = 2, y = -0, r = [];
+    r.push(x * 3.5, x * y, Object.is(x * y, -0), "3" * "4", o * o, null * x, x * undefined, [2] * [3], true * x);
+    r.push(x ** 10, x ** -1, (-8) ** (1 / 3), NaN ** y, x ** o, o ** x);
+    r.push(x << 3, -x >> 1, x << 33, 1 << -1, o << x, x >> o, 2 ** 31 << 1);
+    var z = 3; z *= x; z **= x; z <<= x; z >>= 1; r.push(z);
+    r.push(String(5n * 7n), String(b * b), String(2n ** 64n), String((-3n) ** 3n), String(1n << 70n), String(-(2n ** 80n) >> 3n), String(5n >> -3n));
+    var big = 12345678901234567890n; big *= big; big **= 2n; big <<= 3n; big >>= 2n; r.push(String(big));
+    function err(f) { try { f(); } catch (e) { return e.name; } }
+    r.push(err(function () { return 1n * x; }), err(function () { return 2n ** -1n; }), err(function () { return x ** 1n; }),
+      err(function () { return 1n >>> 1n; }), err(function () { return Symbol() * 2; }));
+    r.push(String(BigInt("0x1f")), String(BigInt(" 12 ")), String(BigInt(true)), err(function () { return BigInt("1.5"); }),
+      String(BigInt.asIntN(8, 255n)), String(BigInt.asUintN(8, -1n)), String(BigInt.asIntN(64, "-5")), err(function () { return BigInt.asIntN(8, 1); }),
+      String(BigInt.asIntN(1e9, "123")), String(BigInt.asUintN(1e9, 7n)), err(function () { return BigInt.asIntN(-1, 1n); }),
+      (1n).constructor === BigInt, typeof BigInt.prototype.toString, BigInt.name, BigInt.length);
+    return r;
+  },
 };

@@ -192,3 +192,29 @@ function concatSpreadable(request) {
   o[Symbol.isConcatSpreadable] = true;
   return [].concat(o).length;
 }
+
+// BigInt results are limited to MaxBigIntBits: each of these throws a RangeError.
+function bigIntPower(request) {
+  // goja folds literals as it compiles: this once asked for 128 GiB at compile time.
+  return String(2n ** (2n ** 40n));
+}
+
+function bigIntShift(request) {
+  return String(1n << 10000000000n);
+}
+
+function bigIntAsUintN(request) {
+  // goja makes 2^bits before it reduces.
+  return String(BigInt.asUintN(2 ** 40, -1n));
+}
+
+function bigIntSquaring(request) {
+  const o = { valueOf: function () { return x; } };
+  let x = 3n;
+  for (;;) x = o * o;
+}
+
+function bigIntParse(request) {
+  // Decimal text parses in quadratic time: seconds for 1 Mi digits, minutes for 16 Mi.
+  return String(BigInt("7".repeat(1 << 20)));
+}
