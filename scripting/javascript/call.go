@@ -147,6 +147,8 @@ type callState struct {
 
 	// joinDepth guards the recursion of Array.prototype.join through nested arrays.
 	joinDepth int
+	// generatorDepth counts nested generator calls (guard_generator.go).
+	generatorDepth int
 }
 
 // stop interrupts the invocation for reason, unless it already ended. Safe from any

@@ -34,17 +34,17 @@ import (
 //	Array.from of an array-like      its length
 //	BigInt *, **, <<, >>, BigInt(),  the result's bit length, against MaxBigIntBits: a
 //	BigInt.asIntN/asUintN            RangeError, as in any engine (guard_bigint.go)
+//	generator next/return/throw      their nesting, against MaxStackDepth (guard_iter.go)
+//	array and string iterator next   stop at the next step once the call is stopped, so that
+//	                                 spreading a sparse array or a long string is interruptible
 //
 // A refusal stops the hook with a *scripting.BudgetError (it cannot be caught). Growth that
 // takes many instructions (a push per element, a literal appended per step) is left to the
 // watchdog: goja checks for interrupts between instructions.
 //
-// Not covered: built-ins that loop over a length without calling script code and allocate
-// per element — spreading a sparse array ([...a], f(...a), new Set(a)), split by a
-// separator object of the hook's own. A hook can make such a length (up to 2^32-1) without
-// allocating, so these can overshoot the memory budget and the deadline before the
-// watchdog's interrupt takes effect at the next instruction. Closing this gap needs
-// allocation accounting inside goja. Comparing a BigInt with a long decimal string
+// Not covered: split by a separator object of the hook's own, which loops in Go over the
+// matches its Symbol.split finds; the Map and Set iterators (their loops are bounded by the
+// entries the hook allocated). Comparing a BigInt with a long decimal string
 // (`1n < s`) parses the string in goja's comparison instruction, in quadratic time: 3 s
 // and 2.3 GiB allocated for a 1 MiB string, minutes for 4 MiB. A decimal BigInt literal
 // of a million digits costs 3.5 s to compile (once per source: compiles are cached).
@@ -198,6 +198,8 @@ func (h *hardRuntime) installGuards() {
 	h.guardStringify(jsonObj)
 	h.installArrayGuards(arrayProto, stringProto)
 	h.installLoopGuards(arrayProto)
+	h.installGeneratorGuard()
+	h.installIteratorGuard()
 	wrap(stringProto, "concat", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		s, ok := thisString(c.This)
 		if !ok {

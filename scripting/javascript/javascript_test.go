@@ -383,6 +383,9 @@ func TestBudgets(t *testing.T) {
 		{"sparseSort", scripting.BudgetMemory, prechecked},
 		{"applyArrayLike", scripting.BudgetMemory, prechecked},
 		{"concatSpreadable", scripting.BudgetMemory, prechecked},
+		{"deepDelegation", scripting.BudgetStackDepth, false},
+		{"spreadSparse", scripting.BudgetMemory, false},
+		{"spreadString", scripting.BudgetMemory, false},
 	}
 	for _, c := range cases {
 		t.Run(c.fn, func(t *testing.T) {
@@ -394,8 +397,12 @@ func TestBudgets(t *testing.T) {
 			start := time.Now()
 			allocs := scripting.StartMemoryWatch(0, nil)
 			_, err := p.Call(context.Background(), scripting.Invocation{Function: c.fn, Budget: b})
-			if used := allocs.Stop(); c.prechecked && used > b.MaxMemory+b.MaxMemory/4 {
+			used := allocs.Stop()
+			if c.prechecked && used > b.MaxMemory+b.MaxMemory/4 {
 				t.Errorf("the process allocated %d bytes during the call, more than 1.25 × the budget", used)
+			}
+			if c.budget == scripting.BudgetMemory && used > 2*b.MaxMemory {
+				t.Errorf("the process allocated %d bytes during the call, more than 2 × the budget", used)
 			}
 			var be *scripting.BudgetError
 			if !errors.As(err, &be) {

@@ -71,4 +71,16 @@ var exprs = {
       (1n).constructor === BigInt, typeof BigInt.prototype.toString, BigInt.name, BigInt.length);
     return r;
   },
+  iterators: function () {
+    function* inner() { var got = yield 1; yield got; return "r"; }
+    function* outer() { var r = yield* inner(); yield r; try { yield 4; } finally { yield 5; } }
+    var g = outer(), r = [g.next(), g.next("sent"), g.next(), g.next(), g.return(9), g.next(), g.next()];
+    var t = outer(); t.next();
+    function err(f) { try { return f(); } catch (e) { return String(e); } }
+    r.push(err(function () { return t.throw("boom"); }), t.next());
+    var sparse = [1, , 3], it = sparse[Symbol.iterator]();
+    r.push([...sparse], [..."a😀b"], Array.from("xy"), Math.max(...[1, 5, 2]), it.next(), it.next(), it.next(), it.next());
+    r.push(g.next.name, g.next.length, it.next.name, ""[Symbol.iterator]().next.length, [...new Set([1, 1, 2])], [...new Map([[1, 2]])]);
+    return r;
+  },
 };

@@ -218,3 +218,26 @@ function bigIntParse(request) {
   // Decimal text parses in quadratic time: seconds for 1 Mi digits, minutes for 16 Mi.
   return String(BigInt("7".repeat(1 << 20)));
 }
+
+function delegate(n) {
+  return (function* g(n) {
+    if (n > 0) yield* g(n - 1);
+    else for (;;) {}
+  })(n);
+}
+
+function deepDelegation(request) {
+  // yield* nests on the Go stack, outside goja's call-stack limit.
+  for (const x of delegate(100000)) {}
+}
+
+function spreadSparse(request) {
+  // Spreading drives the array iterator in Go, a result object per index.
+  const a = [];
+  a[1 << 24] = 1;
+  return [...a].length;
+}
+
+function spreadString(request) {
+  return Array.from("x".repeat(4 << 20)).length;
+}
