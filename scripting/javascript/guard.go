@@ -37,6 +37,9 @@ import (
 //	generator next/return/throw      their nesting, against MaxStackDepth (guard_iter.go)
 //	array and string iterator next   stop at the next step once the call is stopped, so that
 //	                                 spreading a sparse array or a long string is interruptible
+//	toUpperCase, toLowerCase,        the copies goja makes, per input character
+//	escape, encodeURI(Component)     (guard_string.go)
+//	String.raw                       its segments and substitutions
 //
 // A refusal stops the hook with a *scripting.BudgetError (it cannot be caught). Growth that
 // takes many instructions (a push per element, a literal appended per step) is left to the
@@ -200,6 +203,7 @@ func (h *hardRuntime) installGuards() {
 	h.installLoopGuards(arrayProto)
 	h.installGeneratorGuard()
 	h.installIteratorGuard()
+	h.installStringGuards(stringProto)
 	wrap(stringProto, "concat", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		s, ok := thisString(c.This)
 		if !ok {

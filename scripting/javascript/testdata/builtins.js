@@ -83,4 +83,12 @@ var exprs = {
     r.push(g.next.name, g.next.length, it.next.name, ""[Symbol.iterator]().next.length, [...new Set([1, 1, 2])], [...new Map([[1, 2]])]);
     return r;
   },
+  strings: function () {
+    var o = {toString: function () { return "Ab"; }};
+    return ["aBc".toUpperCase(), "ß ﬃ İ".toUpperCase(), "İ Σ".toLowerCase(), "x".toLocaleUpperCase(), "Y".toLocaleLowerCase(),
+      String.prototype.toUpperCase.call(o), String.prototype.toLowerCase.call(5), escape("a b+é\u1234"), escape(o),
+      encodeURI("http://x/a b?q=é#f"), encodeURIComponent("a/b c😀"), encodeURIComponent(12), escape(), 
+      String.raw`a\n${1}b${"c"}`, String.raw({raw: ["x", "y", "z"]}, 1, 2, 3), String.raw({raw: {length: 2, 0: "p"}}, o),
+      String.raw({raw: "abc"}, "-", "+"), String.raw({raw: []}), "".toUpperCase.length, escape.length, String.raw.length];
+  },
 };

@@ -241,3 +241,19 @@ function spreadSparse(request) {
 function spreadString(request) {
   return Array.from("x".repeat(4 << 20)).length;
 }
+
+function upperBomb(request) {
+  // goja case-maps through Go strings: some 40 bytes per character of this.
+  return "ß".repeat(4 << 20).toUpperCase().length;
+}
+
+function escapeBomb(request) {
+  return encodeURIComponent("\u1234".repeat(8 << 20)).length;
+}
+
+function rawBomb(request) {
+  const s = "x".repeat(1 << 20);
+  const subs = [];
+  for (let i = 0; i < 1000; i++) subs.push(s);
+  return String.raw({ raw: { length: 1001 } }, ...subs).length;
+}
