@@ -41,16 +41,23 @@ import (
 //	escape, encodeURI(Component)     (guard_string.go)
 //	String.raw                       its segments and substitutions
 //
-// A refusal stops the hook with a *scripting.BudgetError (it cannot be caught). Growth that
+// A refusal stops the hook with a *scripting.BudgetError (it cannot be caught; the BigInt
+// limit is a RangeError, as in other engines). Growth that
 // takes many instructions (a push per element, a literal appended per step) is left to the
 // watchdog: goja checks for interrupts between instructions.
 //
-// Not covered: split by a separator object of the hook's own, which loops in Go over the
-// matches its Symbol.split finds; the Map and Set iterators (their loops are bounded by the
-// entries the hook allocated). Comparing a BigInt with a long decimal string
-// (`1n < s`) parses the string in goja's comparison instruction, in quadratic time: 3 s
-// and 2.3 GiB allocated for a 1 MiB string, minutes for 4 MiB. A decimal BigInt literal
-// of a million digits costs 3.5 s to compile (once per source: compiles are cached).
+// Not covered (a 200 ms, 32 MiB budget; what the process allocated in the call):
+//   - A global RegExp finds every match before goja uses one, allocating per match:
+//     "x".repeat(4 << 20).match(/x/g) 974 MiB in 2 s, replace with a function 846 MiB,
+//     RegExp.prototype[Symbol.split] 1.2 GiB. A charge per input character, as split by a
+//     RegExp has, would refuse ordinary matches on strings of a few hundred KiB.
+//   - new RegExp of a 16 MiB pattern 494 MiB in 0.7 s; normalize 2 ×; `+` of objects whose
+//     toString doubles a string (goja's own `+`) up to 4 × under -race.
+//   - Comparing a BigInt with a decimal string (`1n < s`) parses it in goja's comparison
+//     instruction in quadratic time: 3 s and 2.3 GiB for 1 MiB. A decimal BigInt literal of
+//     a million digits takes 3.5 s to compile (once per source: compiles are cached).
+//   - split by a separator object of the hook's own, which loops in Go over the matches its
+//     Symbol.split finds; the Map and Set iterators (bounded by the entries allocated).
 //
 // Regular expressions that need backtracking (backreferences, lookaround) run on regexp2,
 // whose matching cannot be interrupted either: its timeout is set to RegexpTimeout, after
