@@ -147,6 +147,8 @@ type callState struct {
 
 	// joinDepth guards the recursion of Array.prototype.join through nested arrays.
 	joinDepth int
+	// generatorDepth counts nested generator calls (guard_generator.go).
+	generatorDepth int
 }
 
 // stop interrupts the invocation for reason, unless it already ended. Safe from any
@@ -252,7 +254,7 @@ func (cs *callState) lookup(wrapper goja.Value, name string) (goja.Callable, err
 	if !ok {
 		return nil, &scripting.RuntimeError{Language: scripting.JavaScript, Msg: "internal error: hook wrapper is not a function"}
 	}
-	acc, err := w(goja.Undefined(), cs.h.addFn)
+	acc, err := w(goja.Undefined(), cs.h.addFn, cs.h.arithFn)
 	if err != nil {
 		return nil, cs.mapError(err)
 	}
@@ -382,13 +384,13 @@ func describeThrown(v any) string {
 }
 
 // frames converts a goja stack (innermost first) to scripting frames, leaving out native
-// frames, which have no position, and the adapter's own `+` (guard_add.go).
+// frames, which have no position, and the adapter's own operators (guard_add.go, guard_bigint.go).
 func frames(st []goja.StackFrame) []scripting.Frame {
 	out := make([]scripting.Frame, 0, len(st))
 	for i := range st {
 		f := &st[i]
 		pos := f.Position()
-		if pos.Line == 0 || f.SrcName() == plusSource {
+		if pos.Line == 0 || f.SrcName() == plusSource || f.SrcName() == arithSource {
 			continue
 		}
 		name := f.FuncName()

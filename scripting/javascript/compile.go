@@ -42,7 +42,7 @@ func (Compiler) Language() scripting.Language { return scripting.JavaScript }
 
 // Version names the goja revision and this adapter's semantics; a change recompiles cached
 // programs.
-func (Compiler) Version() string { return "goja-20260917113740-793a2a65c13b/adapter-2" }
+func (Compiler) Version() string { return "goja-20260917113740-793a2a65c13b/adapter-3" }
 
 // Compile parses and compiles source once. Syntax errors and sources that exceed the
 // complexity limits of checkSourceShape are returned as *scripting.CompileError with a
@@ -65,6 +65,9 @@ func (c Compiler) Compile(name, source string) (scripting.Program, error) {
 	if err != nil {
 		return nil, parseError(name, err)
 	}
+	// Rewritten here too: goja folds operations on literals as it compiles, and a BigInt
+	// power of literals can ask for gigabytes (guard_bigint.go).
+	rewriteAdds(astProg)
 	if _, err := goja.CompileAST(astProg, false); err != nil {
 		return nil, compileError(name, astProg.File, err)
 	}
@@ -91,7 +94,7 @@ func (c Compiler) Compile(name, source string) (scripting.Program, error) {
 // the top level in stack traces.
 const (
 	wrapperName   = "$metascript$toplevel"
-	wrapperPrefix = "(function " + wrapperName + "(" + addName + "){"
+	wrapperPrefix = "(function " + wrapperName + "(" + addName + "," + arithName + "){"
 )
 
 // wrapperSuffix closes the function with an accessor of the top-level bindings: calling the

@@ -27,18 +27,37 @@ import (
 //	JSON.parse                       nesting depth of the text (goja recurses per level)
 //	JSON.stringify                   the output, as written; nesting; stops (guard_stringify.go)
 //	a + b, x += y                    the concatenated length (guard_add.go)
+//	Array.prototype walks            the receiver's length: indexOf, sort, forEach and the
+//	                                 other methods that visit every index (guard_loop.go)
+//	Function.prototype.apply,        the argument list made of an array-like
+//	Reflect.apply/construct
+//	Array.from of an array-like      its length
+//	BigInt *, **, <<, >>, BigInt(),  the result's bit length, against MaxBigIntBits: a
+//	BigInt.asIntN/asUintN            RangeError, as in any engine (guard_bigint.go)
+//	generator next/return/throw      their nesting, against MaxStackDepth (guard_iter.go)
+//	array and string iterator next   stop at the next step once the call is stopped, so that
+//	                                 spreading a sparse array or a long string is interruptible
+//	toUpperCase, toLowerCase,        the copies goja makes, per input character
+//	escape, encodeURI(Component)     (guard_string.go)
+//	String.raw                       its segments and substitutions
 //
-// A refusal stops the hook with a *scripting.BudgetError (it cannot be caught). Growth that
+// A refusal stops the hook with a *scripting.BudgetError (it cannot be caught; the BigInt
+// limit is a RangeError, as in other engines). Growth that
 // takes many instructions (a push per element, a literal appended per step) is left to the
 // watchdog: goja checks for interrupts between instructions.
 //
-// Not covered: built-ins that loop over a length without calling script code and allocate
-// per element — Array.from({length: n}), spreading Array(n), Function.prototype.apply or
-// Reflect.apply with a huge array-like, concat of objects made spreadable with
-// Symbol.isConcatSpreadable, split by a separator object of the hook's own. A hook can make
-// such a length (up to 2^32-1) without allocating, so these can overshoot the memory budget
-// and the deadline before the watchdog's interrupt takes effect at the next instruction.
-// Closing this gap needs allocation accounting inside goja.
+// Not covered (a 200 ms, 32 MiB budget; what the process allocated in the call):
+//   - A global RegExp finds every match before goja uses one, allocating per match:
+//     "x".repeat(4 << 20).match(/x/g) 974 MiB in 2 s, replace with a function 846 MiB,
+//     RegExp.prototype[Symbol.split] 1.2 GiB. A charge per input character, as split by a
+//     RegExp has, would refuse ordinary matches on strings of a few hundred KiB.
+//   - new RegExp of a 16 MiB pattern 494 MiB in 0.7 s; normalize 2 ×; `+` of objects whose
+//     toString doubles a string (goja's own `+`) up to 4 × under -race.
+//   - Comparing a BigInt with a decimal string (`1n < s`) parses it in goja's comparison
+//     instruction in quadratic time: 3 s and 2.3 GiB for 1 MiB. A decimal BigInt literal of
+//     a million digits takes 3.5 s to compile (once per source: compiles are cached).
+//   - split by a separator object of the hook's own, which loops in Go over the matches its
+//     Symbol.split finds; the Map and Set iterators (bounded by the entries allocated).
 //
 // Regular expressions that need backtracking (backreferences, lookaround) run on regexp2,
 // whose matching cannot be interrupted either: its timeout is set to RegexpTimeout, after
@@ -70,8 +89,9 @@ func (h *hardRuntime) wrap(o *goja.Object, name string, check func(orig goja.Cal
 		return
 	}
 	fn := h.rt.ToValue(func(call goja.FunctionCall) goja.Value { return check(orig, call) }).(*goja.Object)
-	// goja names Go functions after their Go symbol; keep the built-in's name.
+	// goja names Go functions after their Go symbol; keep the built-in's name and arity.
 	must(fn.DefineDataProperty("name", h.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(fn.DefineDataProperty("length", o.Get(name).(*goja.Object).Get("length"), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
 	must(o.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_FALSE))
 }
 
@@ -146,6 +166,7 @@ func (h *hardRuntime) installGuards() {
 			if cs.joinDepth > maxJoinDepth {
 				panic(rt.NewTypeError("Array.prototype.join: arrays nest deeper than %d levels", maxJoinDepth))
 			}
+			cs.checkLoop(toLength(o.Get("length")))
 			cs.reserve(joinSize(rt, o, int64(sep), 0))
 		}
 		return call(orig, c.This, c.Arguments...)
@@ -186,6 +207,10 @@ func (h *hardRuntime) installGuards() {
 
 	h.guardStringify(jsonObj)
 	h.installArrayGuards(arrayProto, stringProto)
+	h.installLoopGuards(arrayProto)
+	h.installGeneratorGuard()
+	h.installIteratorGuard()
+	h.installStringGuards(stringProto)
 	wrap(stringProto, "concat", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		s, ok := thisString(c.This)
 		if !ok {
@@ -212,6 +237,17 @@ func (h *hardRuntime) installGuards() {
 	h.plus, _ = goja.AssertFunction(plus)
 	h.addFn = rt.ToValue(h.add).(*goja.Object)
 	must(h.addFn.DefineDataProperty("name", rt.ToValue(addName), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+
+	h.arithFn = rt.ToValue(h.arith).(*goja.Object)
+	must(h.arithFn.DefineDataProperty("name", rt.ToValue(arithName), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	mk, err := rt.RunProgram(arithProgram)
+	must(err)
+	makeOps, _ := goja.AssertFunction(mk)
+	ops, err := makeOps(goja.Undefined(), h.arithFn)
+	must(err)
+	h.arithPrimitive, _ = goja.AssertFunction(ops.(*goja.Object).Get("0"))
+	h.arithConvert, _ = goja.AssertFunction(ops.(*goja.Object).Get("1"))
+	h.guardBigInt()
 
 	h.reflectConstruct, _ = goja.AssertFunction(h.global.Get("Reflect").(*goja.Object).Get("construct"))
 	h.array = h.guardedArray(h.global.Get("Array").(*goja.Object))

@@ -28,7 +28,8 @@ import (
 // added as numbers (BigInts and objects go to goja's own `+`).
 const addName = "$metascript$add"
 
-// rewriteAdds rewrites the sums of the syntax tree below n in place.
+// rewriteAdds rewrites the sums, and the BigInt operators of guard_bigint.go, of the syntax
+// tree below n in place.
 func rewriteAdds(n ast.Node) { rewriteWalk(reflect.ValueOf(n)) }
 
 var (
@@ -48,7 +49,12 @@ func rewriteWalk(v reflect.Value) {
 		}
 		rewriteWalk(v.Elem())
 		if v.Type() == expressionType && v.CanSet() {
-			if r := rewriteAdd(v.Interface().(ast.Expression)); r != nil {
+			e := v.Interface().(ast.Expression)
+			r := rewriteAdd(e)
+			if r == nil {
+				r = rewriteArith(e)
+			}
+			if r != nil {
 				v.Set(reflect.ValueOf(r))
 			}
 		}

@@ -33,9 +33,9 @@ func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
 	})
 	h.wrap(arrayProto, "concat", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		if o, ok := c.This.(*goja.Object); ok {
-			n := arrayLen(o)
+			n := concatLen(o)
 			for _, a := range c.Arguments {
-				n = satAdd(n, arrayLen(a))
+				n = satAdd(n, concatLen(a))
 			}
 			h.cur.reserve(satMul(n, bytesPerElement))
 		}
@@ -79,12 +79,26 @@ func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
 // SmallSplit is the result size below which split runs unchecked.
 const SmallSplit = 64 << 10
 
-// arrayLen is the length of v if it is an array, else 1 (what concat adds for it).
+// arrayLen is the length of v if it is an array, else 1.
 func arrayLen(v goja.Value) int64 {
 	if isArrayObject(v) {
 		return toLength(v.(*goja.Object).Get("length"))
 	}
 	return 1
+}
+
+// concatLen is what concat adds for v: the length of an array or of an object made
+// spreadable with Symbol.isConcatSpreadable, else 1.
+func concatLen(v goja.Value) int64 {
+	if o, ok := v.(*goja.Object); ok {
+		if s := o.GetSymbol(goja.SymIsConcatSpreadable); s != nil && !goja.IsUndefined(s) {
+			if s.ToBoolean() {
+				return toLength(o.Get("length"))
+			}
+			return 1
+		}
+	}
+	return arrayLen(v)
 }
 
 // flatLen is the length of o.flat(depth), counted until it passes limit. Holes and

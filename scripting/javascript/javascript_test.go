@@ -346,6 +346,9 @@ func TestBudgets(t *testing.T) {
 	// prechecked cases are refused before the allocation: the process allocates little more
 	// than the budget during the call. The others are stopped by the watchdog.
 	const prechecked = true
+	// interruptible cases run in a built-in that stops at its next step once the watchdog
+	// stops the call (guard_iter.go): the process allocates less than 2 × the budget.
+	interruptible := map[string]bool{"spreadSparse": true, "spreadString": true}
 	cases := []struct {
 		fn         string
 		budget     string
@@ -378,6 +381,17 @@ func TestBudgets(t *testing.T) {
 		{"concatShared", scripting.BudgetMemory, prechecked},
 		{"splitBomb", scripting.BudgetMemory, prechecked},
 		{"splitRegexpBomb", scripting.BudgetMemory, prechecked},
+		{"sparseIndexOf", scripting.BudgetMemory, prechecked},
+		{"arrayLikeForEach", scripting.BudgetMemory, prechecked},
+		{"sparseSort", scripting.BudgetMemory, prechecked},
+		{"applyArrayLike", scripting.BudgetMemory, prechecked},
+		{"concatSpreadable", scripting.BudgetMemory, prechecked},
+		{"deepDelegation", scripting.BudgetStackDepth, false},
+		{"spreadSparse", scripting.BudgetMemory, false},
+		{"spreadString", scripting.BudgetMemory, false},
+		{"upperBomb", scripting.BudgetMemory, prechecked},
+		{"escapeBomb", scripting.BudgetMemory, prechecked},
+		{"rawBomb", scripting.BudgetMemory, prechecked},
 	}
 	for _, c := range cases {
 		t.Run(c.fn, func(t *testing.T) {
@@ -389,8 +403,12 @@ func TestBudgets(t *testing.T) {
 			start := time.Now()
 			allocs := scripting.StartMemoryWatch(0, nil)
 			_, err := p.Call(context.Background(), scripting.Invocation{Function: c.fn, Budget: b})
-			if used := allocs.Stop(); c.prechecked && used > b.MaxMemory+b.MaxMemory/4 {
+			used := allocs.Stop()
+			if c.prechecked && used > b.MaxMemory+b.MaxMemory/4 {
 				t.Errorf("the process allocated %d bytes during the call, more than 1.25 × the budget", used)
+			}
+			if interruptible[c.fn] && used > 2*b.MaxMemory {
+				t.Errorf("the process allocated %d bytes during the call, more than 2 × the budget", used)
 			}
 			var be *scripting.BudgetError
 			if !errors.As(err, &be) {
@@ -403,6 +421,19 @@ func TestBudgets(t *testing.T) {
 				t.Fatalf("budget error without limit, use or unit: %#v", be)
 			}
 			t.Logf("%s stopped after %v: %v", c.fn, time.Since(start), err)
+		})
+	}
+	for _, fn := range []string{"bigIntPower", "bigIntShift", "bigIntAsUintN", "bigIntSquaring", "bigIntParse"} {
+		t.Run(fn, func(t *testing.T) {
+			allocs := scripting.StartMemoryWatch(0, nil)
+			_, err := p.Call(context.Background(), scripting.Invocation{Function: fn, Budget: small})
+			if used := allocs.Stop(); used > small.MaxMemory+small.MaxMemory/4 {
+				t.Errorf("the process allocated %d bytes during the call, more than 1.25 × the budget", used)
+			}
+			var re *scripting.RuntimeError
+			if !errors.As(err, &re) || !strings.Contains(re.Msg, "RangeError: Maximum BigInt size exceeded") {
+				t.Fatalf("got %v, want a RangeError about the BigInt size", err)
+			}
 		})
 	}
 	t.Run("deepJSON", func(t *testing.T) {

@@ -31,6 +31,10 @@ type hardRuntime struct {
 	// goja's own `+`, for the operands addFn leaves to it.
 	addFn *goja.Object
 	plus  goja.Callable
+	// arithFn is $metascript$arith (guard_bigint.go); arithPrimitive runs the operation on
+	// primitives, arithConvert converts object operands first.
+	arithFn                      *goja.Object
+	arithPrimitive, arithConvert goja.Callable
 	// cur is the call using the Runtime; guards and the stdlib bridge charge it.
 	cur *callState
 }
@@ -70,7 +74,7 @@ func newHardRuntime() *hardRuntime {
 	fn, err := rt.RunProgram(hardenProgram)
 	must(err)
 	harden, _ := goja.AssertFunction(fn)
-	_, err = harden(goja.Undefined(), rt.NewArray(h.noCodeGen, h.array, h.addFn))
+	_, err = harden(goja.Undefined(), rt.NewArray(h.noCodeGen, h.array, h.addFn, h.arithFn))
 	must(err)
 	runtimesBuilt.Add(1)
 	return h

@@ -164,3 +164,96 @@ function splitBomb(request) {
 function splitRegexpBomb(request) {
   return "x".repeat(2 << 20).split(/(?:)/).length;
 }
+
+function sparseIndexOf(request) {
+  // goja walks all four billion indices of a sparse array in one call.
+  const a = [];
+  a[2 ** 32 - 2] = 1;
+  return a.indexOf(0);
+}
+
+function arrayLikeForEach(request) {
+  Array.prototype.forEach.call({ length: 2 ** 53 - 1 }, function () {});
+}
+
+function sparseSort(request) {
+  // goja sorts a sparse array through a slice as long as the array: 64 GiB.
+  const a = [];
+  a[2 ** 32 - 2] = 1;
+  return a.sort().length;
+}
+
+function applyArrayLike(request) {
+  return Math.max.apply(null, { length: 1 << 26 });
+}
+
+function concatSpreadable(request) {
+  const o = { length: 1 << 26 };
+  o[Symbol.isConcatSpreadable] = true;
+  return [].concat(o).length;
+}
+
+// BigInt results are limited to MaxBigIntBits: each of these throws a RangeError.
+function bigIntPower(request) {
+  // goja folds literals as it compiles: this once asked for 128 GiB at compile time.
+  return String(2n ** (2n ** 40n));
+}
+
+function bigIntShift(request) {
+  return String(1n << 10000000000n);
+}
+
+function bigIntAsUintN(request) {
+  // goja makes 2^bits before it reduces.
+  return String(BigInt.asUintN(2 ** 40, -1n));
+}
+
+function bigIntSquaring(request) {
+  const o = { valueOf: function () { return x; } };
+  let x = 3n;
+  for (;;) x = o * o;
+}
+
+function bigIntParse(request) {
+  // Decimal text parses in quadratic time: seconds for 1 Mi digits, minutes for 16 Mi.
+  return String(BigInt("7".repeat(1 << 20)));
+}
+
+function delegate(n) {
+  return (function* g(n) {
+    if (n > 0) yield* g(n - 1);
+    else for (;;) {}
+  })(n);
+}
+
+function deepDelegation(request) {
+  // yield* nests on the Go stack, outside goja's call-stack limit.
+  for (const x of delegate(100000)) {}
+}
+
+function spreadSparse(request) {
+  // Spreading drives the array iterator in Go, a result object per index.
+  const a = [];
+  a[1 << 24] = 1;
+  return [...a].length;
+}
+
+function spreadString(request) {
+  return Array.from("x".repeat(4 << 20)).length;
+}
+
+function upperBomb(request) {
+  // goja case-maps through Go strings: some 40 bytes per character of this.
+  return "ß".repeat(4 << 20).toUpperCase().length;
+}
+
+function escapeBomb(request) {
+  return encodeURIComponent("\u1234".repeat(8 << 20)).length;
+}
+
+function rawBomb(request) {
+  const s = "x".repeat(1 << 20);
+  const subs = [];
+  for (let i = 0; i < 1000; i++) subs.push(s);
+  return String.raw({ raw: { length: 1001 } }, ...subs).length;
+}
