@@ -317,12 +317,7 @@ func (cs *callState) mapError(v any) error {
 		be.Stack = stack
 		return &be
 	}
-	switch e := v.(type) {
-	case *goja.InterruptedError, *goja.StackOverflowError:
-		if _, ok := e.(*goja.StackOverflowError); ok {
-			cs.poisoned = true
-			return cs.budgetError(scripting.BudgetStackDepth, stack)
-		}
+	stopped := func() error {
 		switch cs.reason.Load() {
 		case reasonTimeout:
 			return cs.budgetError(scripting.BudgetTimeout, stack)
@@ -331,8 +326,24 @@ func (cs *callState) mapError(v any) error {
 		case reasonContext:
 			return fmt.Errorf("javascript hook %s: %w", cs.p.name, context.Cause(cs.ctx))
 		}
+		return nil
+	}
+	switch e := v.(type) {
+	case *goja.InterruptedError, *goja.StackOverflowError:
+		if _, ok := e.(*goja.StackOverflowError); ok {
+			cs.poisoned = true
+			return cs.budgetError(scripting.BudgetStackDepth, stack)
+		}
+		if err := stopped(); err != nil {
+			return err
+		}
 		return &scripting.RuntimeError{Language: scripting.JavaScript, Msg: "interrupted", Stack: stack}
 	case *goja.Exception:
+		// A guard that finds the call stopped throws; if nothing runs after it, the
+		// exception rather than the interrupt ends the hook. The stop is the cause.
+		if err := stopped(); err != nil {
+			return err
+		}
 		return cs.thrown(e, stack)
 	case *scripting.OutputError, *scripting.BudgetError, *scripting.RuntimeError:
 		return e.(error)
