@@ -104,29 +104,14 @@ const (
 // the strings), and what its tokens and objects cost, counted outside strings.
 func decodedJSONSize(text string) int64 {
 	var tokens, objects int64
-	inString, escaped := false, false
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
+	eachStructural(text, func(c byte) {
 		switch c {
-		case '"':
-			inString = true
 		case ',', ':':
 			tokens++
 		case '{':
 			objects++
 		}
-	}
+	})
 	return 2*int64(len(text)) + (tokens+1)*perJSONToken + objects*perJSONObject
 }
 
@@ -135,23 +120,8 @@ func decodedJSONSize(text string) int64 {
 // and at most the deepest nesting's indentation; each ':' gains a space.
 func indentedSizeBound(text string, prefixLen, indentLen int) int64 {
 	var breaks, colons, depth, maxDepth int64
-	inString, escaped := false, false
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
+	eachStructural(text, func(c byte) {
 		switch c {
-		case '"':
-			inString = true
 		case '{', '[':
 			breaks += 2
 			depth++
@@ -163,6 +133,26 @@ func indentedSizeBound(text string, prefixLen, indentLen int) int64 {
 		case ':':
 			colons++
 		}
-	}
+	})
 	return int64(len(text)) + colons + breaks*(1+int64(prefixLen)+maxDepth*int64(indentLen))
+}
+
+// eachStructural calls visit with each byte of JSON text outside string literals.
+func eachStructural(text string, visit func(c byte)) {
+	inString, escaped := false, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case !inString && c == '"':
+			inString = true
+		case !inString:
+			visit(c)
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			inString = false
+		}
+	}
 }
