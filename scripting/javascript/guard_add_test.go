@@ -143,3 +143,12 @@ func TestAddErrorStack(t *testing.T) {
 		t.Fatalf("stack %+v, want symbolSum at add.js:42 alone", re.Stack)
 	}
 }
+
+// TestMatchLoopMatchesGoja runs the global matches of testdata/builtins.js through the loop
+// the guard uses for long inputs (guard_regexp.go), which only a long input or a tight budget
+// reaches otherwise.
+func TestMatchLoopMatchesGoja(t *testing.T) {
+	defer func(from int) { matchLoopFrom = from }(matchLoopFrom)
+	matchLoopFrom = 0
+	TestGuardsMatchGoja(t)
+}

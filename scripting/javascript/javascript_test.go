@@ -348,7 +348,7 @@ func TestBudgets(t *testing.T) {
 	const prechecked = true
 	// interruptible cases run in a built-in that stops at its next step once the watchdog
 	// stops the call (guard_iter.go): the process allocates less than 2 × the budget.
-	interruptible := map[string]bool{"spreadSparse": true, "spreadString": true}
+	interruptible := map[string]bool{"spreadSparse": true, "spreadString": true, "matchBomb": true}
 	cases := []struct {
 		fn         string
 		budget     string
@@ -381,6 +381,7 @@ func TestBudgets(t *testing.T) {
 		{"concatShared", scripting.BudgetMemory, prechecked},
 		{"splitBomb", scripting.BudgetMemory, prechecked},
 		{"splitRegexpBomb", scripting.BudgetMemory, prechecked},
+		{"matchBomb", scripting.BudgetMemory, false},
 		{"sparseIndexOf", scripting.BudgetMemory, prechecked},
 		{"arrayLikeForEach", scripting.BudgetMemory, prechecked},
 		{"sparseSort", scripting.BudgetMemory, prechecked},

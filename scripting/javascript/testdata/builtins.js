@@ -11,6 +11,12 @@ var exprs = {
     var all = bigText.split(","), some = bigText.split(",", 3), chars = bigText.slice(0, 3000).split("");
     return [all.length, all[4999], some, chars.length, bigText.split(/,/).length];
   },
+  matchGlobal: function () {
+    return ["a1b22c333".match(/\d+/g), "abc".match(/x/g), "abc".match(/(?:)/g), "a😀b".match(/(?:)/gu),
+      "a😀b".match(/(?:)/g).length, "aXbX".match(/x/gi), "ab".match(/(a)|(b)/g), "no".match(/o/)[0],
+      "a-b".match("-"), bigText.match(/f4999/g)];
+  },
+  matchLastIndex: function () { var re = /a/g; re.lastIndex = 3; var m = "aaa".match(re); return [m, re.lastIndex]; },
   splitObject: function () { var sep = {toString: function () { return "-"; }}; return "a-b".split(sep); },
   flat: function () { var a = [1, [2, [3, [4]]], , 5]; return [a.flat(), a.flat(2), a.flat(Infinity), a.flat(0), [[]].flat()]; },
   concatArrays: function () { var a = [1, 2], b = [3, [4]]; return [a.concat(b, 5, "x"), [].concat(), a.concat([[6]])]; },

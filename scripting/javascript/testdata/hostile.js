@@ -257,3 +257,8 @@ function rawBomb(request) {
   for (let i = 0; i < 1000; i++) subs.push(s);
   return String.raw({ raw: { length: 1001 } }, ...subs).length;
 }
+
+function matchBomb(request) {
+  // Four million matches: goja finds them all in one call before it builds the result.
+  return "x".repeat(4 << 20).match(/x/g).length;
+}
