@@ -26,7 +26,7 @@ import (
 //	Array.prototype.flat             the flattened length, to the given depth
 //	JSON.parse                       nesting depth of the text (goja recurses per level)
 //	JSON.stringify                   the output, as written; nesting; stops (guard_stringify.go)
-//	RegExp.prototype[Symbol.match]   global, on a long input: a script loop (guard_regexp.go)
+//	RegExp [Symbol.match], [Symbol.replace]  global, long input: exec from script (guard_regexp.go)
 //	a + b, x += y                    the concatenated length (guard_add.go)
 //	Array.prototype walks            the receiver's length: indexOf, sort, forEach and the
 //	                                 other methods that visit every index (guard_loop.go)
@@ -48,11 +48,9 @@ import (
 // watchdog: goja checks for interrupts between instructions.
 //
 // Not covered (a 200 ms, 32 MiB budget; what the process allocated in the call):
-//   - replace and replaceAll with a global RegExp find every match before goja uses one,
-//     allocating per match: with a function, 846 MiB for a 4 MiB input; a charge per input
-//     character, as split by a RegExp has, would refuse ordinary replacements on strings of
-//     a few hundred KiB. (match with a global RegExp runs as a script loop on long inputs,
-//     guard_regexp.go; RegExp.prototype[Symbol.split] called directly is not covered.)
+//   - RegExp.prototype[Symbol.split] called directly (not through String.prototype.split)
+//     finds every match at once: 1.2 GiB for a 4 MiB input. (match and replace with a
+//     global RegExp run one exec at a time from script on long inputs: guard_regexp.go.)
 //   - new RegExp of a 16 MiB pattern 494 MiB in 0.7 s; normalize 2 ×; `+` of objects whose
 //     toString doubles a string (goja's own `+`) up to 4 × under -race.
 //   - Comparing a BigInt with a decimal string (`1n < s`) parses it in goja's comparison

@@ -8,13 +8,14 @@ import (
 	"metascript.dev/metascript/scripting"
 )
 
-// Global matching. For `s.match(re)` with a global RegExp, goja finds every match in one Go
-// call before it builds the result, allocating some 250 bytes per match with no interrupt
-// check: "x".repeat(4 << 20).match(/x/g) allocated 974 MiB in 2 s under a 32 MiB budget.
-// When the input is long enough for that to pass the budget the call has left, the guard
-// runs the specification's own loop instead (RegExp.prototype[Symbol.match]: exec until it
-// fails, advancing past empty matches) in script code, where the watchdog and the timeout
-// stop it like any loop. Shorter inputs keep goja's single call.
+// Global matching. For `s.match(re)` and `s.replace(re, r)` with a global RegExp, goja finds
+// every match in one Go call before it uses one, allocating some 250 bytes per match with no
+// interrupt check: "x".repeat(4 << 20).match(/x/g) allocated 974 MiB in 2 s under a 32 MiB
+// budget, and replace with a function 846 MiB. When the input is long enough for that to
+// pass half the budget the call has left, the guard has the specification's own loop run
+// instead (exec until it fails, advancing past empty matches), one exec call at a time from
+// script code, where the watchdog and the timeout stop it like any loop. Shorter inputs keep
+// goja's single call.
 
 // bytesPerMatchChar bounds what goja's global match allocates per character of its input.
 const bytesPerMatchChar = 256
@@ -49,36 +50,66 @@ func (cs *callState) mayPass(n int64) bool {
 	return n > (limit-cs.watch.Used())/2
 }
 
+// execThroughScript makes a stand-in for a global RegExp whose exec is a script function
+// calling the RegExp's own: goja then takes its generic path, the specification's, which
+// calls exec once per match, and each call is a point where the watchdog and the timeout
+// stop the hook. lastIndex and flags are the RegExp's.
+var execThroughScript = goja.MustCompile("<replace>", `(function (rx) {
+  return Object.create(Object.getPrototypeOf(rx), {
+    exec: {value: function (s) { var e = rx.exec; return e.call(rx, s); }},
+    lastIndex: {get: function () { return rx.lastIndex; }, set: function (v) { rx.lastIndex = v; }},
+    flags: {get: function () { return rx.flags; }},
+  });
+})`, true)
+
+// installRegExpGuards makes RegExp.prototype[Symbol.match] and [Symbol.replace] with a global
+// RegExp interruptible on inputs long enough to pass half the budget left: match runs
+// matchAllProgram, replace runs goja's generic path on an execThroughScript stand-in.
 func (h *hardRuntime) installRegExpGuards() {
 	rt := h.rt
-	loopValue, err := rt.RunProgram(matchAllProgram)
-	must(err)
-	loop, _ := goja.AssertFunction(loopValue)
+	script := func(p *goja.Program) goja.Callable {
+		v, err := rt.RunProgram(p)
+		must(err)
+		fn, _ := goja.AssertFunction(v)
+		return fn
+	}
+	matchLoop, standIn := script(matchAllProgram), script(execThroughScript)
 	proto := h.global.Get("RegExp").(*goja.Object).Get("prototype").(*goja.Object)
-	orig, ok := goja.AssertFunction(proto.GetSymbol(goja.SymMatch))
+	// long returns the RegExp, the input and its flags when the call must be interruptible.
+	long := func(c goja.FunctionCall) (*goja.Object, goja.String, string, bool) {
+		rx, isObj := c.This.(*goja.Object)
+		s, ok := toJSString(rt, c.Argument(0))
+		if !isObj || !ok {
+			return nil, nil, "", false
+		}
+		if n := int64(s.Length()); n < int64(matchLoopFrom) && !h.cur.mayPass(n*bytesPerMatchChar) {
+			return nil, nil, "", false
+		}
+		flags := rx.Get("flags").String()
+		return rx, s, flags, strings.Contains(flags, "g")
+	}
+	h.wrapSymbol(proto, goja.SymMatch, "[Symbol.match]", 1, func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		if rx, s, flags, ok := long(c); ok {
+			return call(matchLoop, goja.Undefined(), rx, s, rt.ToValue(strings.ContainsAny(flags, "uv")))
+		}
+		return call(orig, c.This, c.Arguments...)
+	})
+	h.wrapSymbol(proto, goja.SymReplace, "[Symbol.replace]", 2, func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		if rx, s, _, ok := long(c); ok {
+			return call(orig, call(standIn, goja.Undefined(), rx), s, c.Argument(1))
+		}
+		return call(orig, c.This, c.Arguments...)
+	})
+}
+
+// wrapSymbol is wrap for a method keyed by a well-known symbol.
+func (h *hardRuntime) wrapSymbol(o *goja.Object, sym *goja.Symbol, name string, length int, check func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
+	orig, ok := goja.AssertFunction(o.GetSymbol(sym))
 	if !ok {
 		return
 	}
-	fn := rt.ToValue(func(c goja.FunctionCall) goja.Value {
-		rx, isObj := c.This.(*goja.Object)
-		if !isObj {
-			return call(orig, c.This, c.Arguments...)
-		}
-		s, ok := toJSString(rt, c.Argument(0))
-		if !ok {
-			return call(orig, c.This, c.Arguments...)
-		}
-		if n := int64(s.Length()); n < int64(matchLoopFrom) && !h.cur.mayPass(n*bytesPerMatchChar) {
-			return call(orig, rx, s)
-		}
-		flags := rx.Get("flags").String()
-		if !strings.Contains(flags, "g") {
-			return call(orig, rx, s)
-		}
-		unicode := strings.ContainsAny(flags, "uv")
-		return call(loop, goja.Undefined(), rx, s, rt.ToValue(unicode))
-	}).(*goja.Object)
-	must(fn.DefineDataProperty("name", rt.ToValue("[Symbol.match]"), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	must(fn.DefineDataProperty("length", rt.ToValue(1), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	must(proto.DefineDataPropertySymbol(goja.SymMatch, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
+	fn := h.rt.ToValue(func(c goja.FunctionCall) goja.Value { return check(orig, c) }).(*goja.Object)
+	must(fn.DefineDataProperty("name", h.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(fn.DefineDataProperty("length", h.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(o.DefineDataPropertySymbol(sym, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
 }

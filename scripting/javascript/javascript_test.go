@@ -348,7 +348,8 @@ func TestBudgets(t *testing.T) {
 	const prechecked = true
 	// interruptible cases run in a built-in that stops at its next step once the watchdog
 	// stops the call (guard_iter.go): the process allocates less than 2 × the budget.
-	interruptible := map[string]bool{"spreadSparse": true, "spreadString": true, "matchBomb": true}
+	interruptible := map[string]bool{"spreadSparse": true, "spreadString": true, "matchBomb": true,
+		"replaceFnBomb": true}
 	cases := []struct {
 		fn         string
 		budget     string
@@ -382,6 +383,7 @@ func TestBudgets(t *testing.T) {
 		{"splitBomb", scripting.BudgetMemory, prechecked},
 		{"splitRegexpBomb", scripting.BudgetMemory, prechecked},
 		{"matchBomb", scripting.BudgetMemory, false},
+		{"replaceFnBomb", scripting.BudgetMemory, false},
 		{"sparseIndexOf", scripting.BudgetMemory, prechecked},
 		{"arrayLikeForEach", scripting.BudgetMemory, prechecked},
 		{"sparseSort", scripting.BudgetMemory, prechecked},

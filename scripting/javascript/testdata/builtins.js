@@ -16,6 +16,14 @@ var exprs = {
       "a😀b".match(/(?:)/g).length, "aXbX".match(/x/gi), "ab".match(/(a)|(b)/g), "no".match(/o/)[0],
       "a-b".match("-"), bigText.match(/f4999/g)];
   },
+  replaceGlobal: function () {
+    var re = /(\d)(?<rest>\d*)/g;
+    return ["a1b22c333".replace(re, "[$1|$2|$<rest>|$&|$`|$'|$$|$3|$01|$10]"),
+      "a1b22".replace(re, function (m, d, rest, pos, s, groups) { return "<" + [m, d, rest, pos, s.length, groups.rest].join(",") + ">"; }),
+      "abc".replace(/(?:)/g, "-"), "a😀b".replace(/(?:)/gu, "-"), "aXbx".replaceAll(/x/gi, "y"),
+      "no match".replace(/z/g, "y"), "keep lastIndex".replace(/e/, "E"), bigText.replace(/f4999/g, "last").slice(-8)];
+  },
+  replaceLastIndex: function () { var re = /a/g; re.lastIndex = 2; var r = "aaa".replace(re, "b"); return [r, re.lastIndex]; },
   matchLastIndex: function () { var re = /a/g; re.lastIndex = 3; var m = "aaa".match(re); return [m, re.lastIndex]; },
   splitObject: function () { var sep = {toString: function () { return "-"; }}; return "a-b".split(sep); },
   flat: function () { var a = [1, [2, [3, [4]]], , 5]; return [a.flat(), a.flat(2), a.flat(Infinity), a.flat(0), [[]].flat()]; },

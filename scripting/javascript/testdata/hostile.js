@@ -262,3 +262,8 @@ function matchBomb(request) {
   // Four million matches: goja finds them all in one call before it builds the result.
   return "x".repeat(4 << 20).match(/x/g).length;
 }
+
+function replaceFnBomb(request) {
+  // Four million matches found at once before the first call of the replacer.
+  return "x".repeat(4 << 20).replace(/x/g, function () { return "y"; }).length;
+}
