@@ -252,29 +252,54 @@ func (h *hardRuntime) installGuards() {
 
 	h.reflectConstruct, _ = goja.AssertFunction(h.global.Get("Reflect").(*goja.Object).Get("construct"))
 	h.array = h.guardedArray(h.global.Get("Array").(*goja.Object))
+	h.regexp = h.guardedRegExp(h.global.Get("RegExp").(*goja.Object), stringProto)
 }
 
 // guardedArray returns a proxy of the Array constructor that checks Array(n) and new
-// Array(n) against the memory budget; the proxy keeps Array.prototype, Array.isArray,
-// instanceof and subclassing intact.
+// Array(n) against the memory budget.
 func (h *hardRuntime) guardedArray(arrayCtor *goja.Object) *goja.Object {
-	rt := h.rt
-	checkLength := func(args []goja.Value) {
+	return h.guardedConstructor(arrayCtor, func(args []goja.Value) {
 		if len(args) == 1 {
 			if n := args[0].ToNumber().ToFloat(); n > 0 && !math.IsNaN(n) {
 				h.cur.reserve(int64(math.Min(n, math.MaxInt64/bytesPerElement)) * bytesPerElement)
 			}
 		}
-	}
+	})
+}
+
+// instanceOfProgram makes the Symbol.hasInstance of a constructor's proxy: instanceof
+// against the constructor itself.
+var instanceOfProgram = goja.MustCompile("<instanceof>",
+	`(function (ctor) { return function (v) { return v instanceof ctor; }; })`, true)
+
+// guardedConstructor returns a proxy of a built-in constructor that runs check on the
+// arguments of every call and construction first; the proxy keeps the prototype, the static
+// methods, instanceof and subclassing intact. The global overlay hands it out in place of
+// the constructor (sandbox.go).
+func (h *hardRuntime) guardedConstructor(ctor *goja.Object, check func(args []goja.Value)) *goja.Object {
+	rt := h.rt
+	mk, err := rt.RunProgram(instanceOfProgram)
+	must(err)
+	makeHasInstance, _ := goja.AssertFunction(mk)
+	hasInstance, err := makeHasInstance(goja.Undefined(), ctor)
+	must(err)
 	var proxyObj *goja.Object
-	proxy := rt.NewProxy(arrayCtor, &goja.ProxyTrapConfig{
+	proxy := rt.NewProxy(ctor, &goja.ProxyTrapConfig{
+		// goja's instanceof does not look through a proxy to its target's
+		// Function.prototype behaviour: `[] instanceof Array` threw a TypeError.
+		GetSym: func(target *goja.Object, sym *goja.Symbol, receiver goja.Value) goja.Value {
+			if sym == goja.SymHasInstance {
+				return hasInstance
+			}
+			return target.GetSymbol(sym)
+		},
 		Apply: func(target *goja.Object, this goja.Value, args []goja.Value) goja.Value {
-			checkLength(args)
+			check(args)
 			f, _ := goja.AssertFunction(target)
 			return call(f, this, args...)
 		},
 		Construct: func(target *goja.Object, args []goja.Value, newTarget *goja.Object) *goja.Object {
-			checkLength(args)
+			check(args)
 			if newTarget == nil || newTarget == proxyObj {
 				newTarget = target
 			}
@@ -286,6 +311,9 @@ func (h *hardRuntime) guardedArray(arrayCtor *goja.Object) *goja.Object {
 		},
 	})
 	proxyObj = rt.ToValue(proxy).(*goja.Object)
+	// The hook sees the proxy as the constructor: `[].constructor === Array` must hold.
+	must(ctor.Get("prototype").(*goja.Object).DefineDataProperty("constructor", proxyObj,
+		goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
 	return proxyObj
 }
 

@@ -113,3 +113,43 @@ func (h *hardRuntime) wrapSymbol(o *goja.Object, sym *goja.Symbol, name string, 
 	must(fn.DefineDataProperty("length", h.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
 	must(o.DefineDataPropertySymbol(sym, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
 }
+
+// bytesPerPatternChar bounds what compiling a RegExp costs per character of its pattern:
+// goja's translation and either engine's compiled program (a 16 MiB pattern took 494 MiB).
+const bytesPerPatternChar = 32
+
+// guardedRegExp returns the RegExp constructor's proxy that reserves what compiling a pattern
+// costs, and wraps String.prototype.match, matchAll and search, which compile a string
+// argument into a RegExp of their own. A pattern given as an object other than a RegExp is
+// converted by the built-in (its toString runs once) and not checked.
+func (h *hardRuntime) guardedRegExp(ctor, stringProto *goja.Object) *goja.Object {
+	reserve := func(pattern goja.Value) {
+		n := int64(0)
+		switch p := pattern.(type) {
+		case goja.String:
+			n = int64(p.Length())
+		case *goja.Object:
+			if p.ClassName() == "RegExp" {
+				if src, ok := p.Get("source").(goja.String); ok {
+					n = int64(src.Length())
+				}
+			}
+		}
+		if n > 0 {
+			h.cur.reserve(satMul(n, bytesPerPatternChar))
+		}
+	}
+	for _, name := range []string{"match", "matchAll", "search"} {
+		h.wrap(stringProto, name, func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+			if p, ok := c.Argument(0).(goja.String); ok {
+				reserve(p)
+			}
+			return call(orig, c.This, c.Arguments...)
+		})
+	}
+	return h.guardedConstructor(ctor, func(args []goja.Value) {
+		if len(args) > 0 {
+			reserve(args[0])
+		}
+	})
+}

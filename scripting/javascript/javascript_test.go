@@ -384,6 +384,8 @@ func TestBudgets(t *testing.T) {
 		{"splitRegexpBomb", scripting.BudgetMemory, prechecked},
 		{"matchBomb", scripting.BudgetMemory, false},
 		{"replaceFnBomb", scripting.BudgetMemory, false},
+		{"regexpPatternBomb", scripting.BudgetMemory, prechecked},
+		{"matchPatternBomb", scripting.BudgetMemory, prechecked},
 		{"sparseIndexOf", scripting.BudgetMemory, prechecked},
 		{"arrayLikeForEach", scripting.BudgetMemory, prechecked},
 		{"sparseSort", scripting.BudgetMemory, prechecked},

@@ -23,6 +23,8 @@ type hardRuntime struct {
 	noCodeGen *goja.Object
 	// array is the guarded proxy of the Array constructor (guardedArray).
 	array *goja.Object
+	// regexp is the guarded proxy of the RegExp constructor (guardedRegExp).
+	regexp *goja.Object
 	// reflectConstruct is the original Reflect.construct, for the guards.
 	reflectConstruct goja.Callable
 	// flush is a no-op function: calling it runs the promise jobs a conversion queued.
@@ -74,7 +76,7 @@ func newHardRuntime() *hardRuntime {
 	fn, err := rt.RunProgram(hardenProgram)
 	must(err)
 	harden, _ := goja.AssertFunction(fn)
-	_, err = harden(goja.Undefined(), rt.NewArray(h.noCodeGen, h.array, h.addFn, h.arithFn))
+	_, err = harden(goja.Undefined(), rt.NewArray(h.noCodeGen, h.array, h.regexp, h.addFn, h.arithFn))
 	must(err)
 	runtimesBuilt.Add(1)
 	return h

@@ -106,6 +106,8 @@ func (g *globalObject) resolve(key string) goja.Value {
 		return cs.h.noCodeGen
 	case "Array":
 		return cs.h.array
+	case "RegExp":
+		return cs.h.regexp
 	case "require":
 		return cs.rt.ToValue(cs.require)
 	case "console":

@@ -24,6 +24,22 @@ var exprs = {
       "no match".replace(/z/g, "y"), "keep lastIndex".replace(/e/, "E"), bigText.replace(/f4999/g, "last").slice(-8)];
   },
   replaceLastIndex: function () { var re = /a/g; re.lastIndex = 2; var r = "aaa".replace(re, "b"); return [r, re.lastIndex]; },
+  instanceOfGuarded: function () {
+    class A extends Array {}
+    var a = new A();
+    return [[] instanceof Array, a instanceof A, a instanceof Array, Array.isArray(a), /x/ instanceof RegExp,
+      ({}) instanceof Array, Array.from([1]) instanceof Array, new Array(2) instanceof Array,
+      [].constructor === Array, Array.prototype.constructor === Array, /x/.constructor === RegExp,
+      [1, 2].map(function (x) { return x; }).constructor === Array, a.map(function (x) { return x; }) instanceof A];
+  },
+  regexpConstructor: function () {
+    var a = new RegExp("a+", "g"), b = RegExp("b"), c = new RegExp(/x/g, "i");
+    class R extends RegExp {}
+    var r = new R("z");
+    return [String(a), String(b), String(c), a instanceof RegExp, r instanceof RegExp, r instanceof R,
+      RegExp.prototype.constructor === RegExp, "xaay".replace(a, "-"), "abc".search("b"),
+      Array.from("abcb".matchAll("b"), function (m) { return m.index; }), "a.b".match(".")[0]];
+  },
   matchLastIndex: function () { var re = /a/g; re.lastIndex = 3; var m = "aaa".match(re); return [m, re.lastIndex]; },
   splitObject: function () { var sep = {toString: function () { return "-"; }}; return "a-b".split(sep); },
   flat: function () { var a = [1, [2, [3, [4]]], , 5]; return [a.flat(), a.flat(2), a.flat(Infinity), a.flat(0), [[]].flat()]; },

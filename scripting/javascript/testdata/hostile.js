@@ -267,3 +267,12 @@ function replaceFnBomb(request) {
   // Four million matches found at once before the first call of the replacer.
   return "x".repeat(4 << 20).replace(/x/g, function () { return "y"; }).length;
 }
+
+function regexpPatternBomb(request) {
+  // Compiling a 16 MiB pattern costs some 30 bytes a character.
+  return new RegExp("a".repeat(16 << 20)).test("b");
+}
+
+function matchPatternBomb(request) {
+  return "b".match("a".repeat(16 << 20));
+}
