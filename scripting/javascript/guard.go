@@ -28,6 +28,8 @@ import (
 //	JSON.stringify                   the output, as written; nesting; stops (guard_stringify.go)
 //	RegExp [Symbol.match], [Symbol.replace]  global, long input: exec from script (guard_regexp.go)
 //	a + b, x += y                    the concatenated length (guard_add.go)
+//	RegExp(p), new RegExp(p), and match, matchAll, search of a string: what compiling the
+//	                                 pattern costs, 32 bytes a character (guard_regexp.go)
 //	Array.prototype walks            the receiver's length: indexOf, sort, forEach and the
 //	                                 other methods that visit every index (guard_loop.go)
 //	Function.prototype.apply,        the argument list made of an array-like
@@ -51,8 +53,9 @@ import (
 //   - RegExp.prototype[Symbol.split] called directly (not through String.prototype.split)
 //     finds every match at once: 1.2 GiB for a 4 MiB input. (match and replace with a
 //     global RegExp run one exec at a time from script on long inputs: guard_regexp.go.)
-//   - new RegExp of a 16 MiB pattern 494 MiB in 0.7 s; normalize 2 ×; `+` of objects whose
-//     toString doubles a string (goja's own `+`) up to 4 × under -race.
+//   - normalize 2 ×; `+` of objects whose toString doubles a string (goja's own `+`) up to
+//     4 × under -race; a regular-expression literal is not checked (its pattern is part of
+//     the source, at most MaxSourceBytes).
 //   - Comparing a BigInt with a decimal string (`1n < s`) parses it in goja's comparison
 //     instruction in quadratic time: 3 s and 2.3 GiB for 1 MiB. A decimal BigInt literal of
 //     a million digits takes 3.5 s to compile (once per source: compiles are cached).
