@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"github.com/dop251/goja"
+
+	"metascript.dev/metascript/scripting"
 )
 
 // Guards of the built-ins that copy references into a new array or string in one call, where
@@ -49,8 +51,9 @@ func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
 			// A separator object of the hook's own splits in script code.
 			return call(orig, c.This, c.Arguments...)
 		}
-		n := int64(len(s.String()))
-		if n*bytesPerSplitElement < SmallSplit {
+		str, _ := toJSString(h.rt, s)
+		n := int64(str.Length())
+		if n*bytesPerSplitElement < scripting.SmallAlloc {
 			return call(orig, s, c.Arguments...)
 		}
 		cs := h.cur
@@ -75,9 +78,6 @@ func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
 		return res
 	})
 }
-
-// SmallSplit is the result size below which split runs unchecked.
-const SmallSplit = 64 << 10
 
 // arrayLen is the length of v if it is an array, else 1.
 func arrayLen(v goja.Value) int64 {

@@ -77,8 +77,10 @@ func (h *hardRuntime) installRegExpGuards() {
 	proto := h.global.Get("RegExp").(*goja.Object).Get("prototype").(*goja.Object)
 	// long returns the RegExp, the input and its flags when the call must be interruptible.
 	long := func(c goja.FunctionCall) (*goja.Object, goja.String, string, bool) {
+		// String.prototype.match and replace pass a string; anything else goes to the
+		// built-in, which converts it once.
 		rx, isObj := c.This.(*goja.Object)
-		s, ok := toJSString(rt, c.Argument(0))
+		s, ok := c.Argument(0).(goja.String)
 		if !isObj || !ok {
 			return nil, nil, "", false
 		}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/dop251/goja"
+
+	"metascript.dev/metascript/scripting"
 )
 
 // MaxJSONStringifyDepth bounds the nesting of a value given to JSON.stringify.
@@ -20,7 +22,7 @@ const MaxJSONStringifyDepth = 1000
 //   - stops the call at once if the invocation was stopped (timeout, memory, context);
 //   - charges the bytes the value will add to the output (strings exactly, escapes included;
 //     the key, punctuation and indentation) and reserves them from the memory budget in
-//     SmallAlloc steps, and at once for a large string;
+//     scripting.SmallAlloc steps, and at once for a large string;
 //   - refuses values nested deeper than MaxJSONStringifyDepth with a TypeError.
 //
 // The hook's own replacer keeps its meaning: a function is called first, as goja would; a
@@ -109,20 +111,17 @@ func (m *stringifyMeter) listed(o *goja.Object) *goja.Object {
 }
 
 func (m *stringifyMeter) charge(n int64) {
-	if n >= SmallAllocJS {
+	if n >= scripting.SmallAlloc {
 		m.cs.reserve(m.pending + n)
 		m.pending = 0
 		return
 	}
 	m.pending += n
-	if m.pending >= SmallAllocJS {
+	if m.pending >= scripting.SmallAlloc {
 		m.cs.reserve(m.pending)
 		m.pending = 0
 	}
 }
-
-// SmallAllocJS is how many output bytes JSON.stringify may write between two reservations.
-const SmallAllocJS = 64 << 10
 
 // valueBytes is what v adds to the output besides its key: a string's escaped length, a
 // number's longest form, brackets for an object (its properties are charged as written).
