@@ -93,6 +93,7 @@ func New(opts Options) (*Engine, error) {
 		Resolver:       resources.NewResolver(kube.Discovery()),
 		Informers:      e.factory,
 		Compiler:       e.Runtime,
+		Ceilings:       e.Runtime.Ceilings(),
 		Recorder:       e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"}),
 		Metrics:        opts.Metrics,
 		Log:            opts.Log,

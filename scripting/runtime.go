@@ -65,6 +65,9 @@ func (r *Runtime) EffectiveBudget(b Budget) Budget {
 	return b.WithDefaults(r.defaults).Capped(r.ceilings)
 }
 
+// Ceilings is the most any invocation may use, whatever it asks for.
+func (r *Runtime) Ceilings() Budget { return r.ceilings }
+
 // Compile returns the Program for source in lang, compiling it only if no Program for the
 // same (language, compiler version, sha256(source)) is cached. Concurrent first calls for one
 // source compile it once and share the result. Compile errors are cached as well; a cached

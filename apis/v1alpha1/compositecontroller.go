@@ -147,7 +147,8 @@ type ControllerStatus struct {
 	// ObservedGeneration is the generation the engine last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Conditions: HooksCompiled (with compile errors and their positions) and Ready.
+	// Conditions: HooksCompiled (with compile errors and their positions), Ready and
+	// BudgetsCapped.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -164,6 +165,9 @@ type ControllerStatus struct {
 const (
 	ConditionReady         = "Ready"
 	ConditionHooksCompiled = "HooksCompiled"
+	// ConditionBudgetsCapped is True when a hook asks for a budget above the engine's
+	// ceilings, naming each such field; the ceiling applies instead.
+	ConditionBudgetsCapped = "BudgetsCapped"
 )
 
 // CompositeControllerList is a list of CompositeControllers.

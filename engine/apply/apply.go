@@ -68,7 +68,12 @@ type Applier struct {
 
 // New returns an Applier whose writes use the field manager FieldManager(controllerName).
 func New(client dynamic.Interface, controllerName string) *Applier {
-	return &Applier{client: client, manager: FieldManager(controllerName)}
+	return NewWithManager(client, FieldManager(controllerName))
+}
+
+// NewWithManager returns an Applier whose writes use the field manager given.
+func NewWithManager(client dynamic.Interface, fieldManager string) *Applier {
+	return &Applier{client: client, manager: fieldManager}
 }
 
 // FieldManager returns "metascript/<controllerName>", shortened with a hash suffix when it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -62,6 +63,11 @@ func (a *Applier) apply(ctx context.Context, res Resource, owner metav1.OwnerRef
 			// The configuration holds one valid ControllerRef, ours, so the live object has
 			// another: the cache did not know it yet.
 			return Unchanged, fmt.Errorf("apply %s: %w: %w", describe(res, config), ErrNotOwned, err)
+		}
+		if observed == nil && apierrors.IsNotFound(err) {
+			// Creating: it is not the object that is missing but what it lives in (its
+			// namespace), which no requeue brings back.
+			return Unchanged, fmt.Errorf("apply %s: %w", describe(res, config), err)
 		}
 		return Unchanged, classify("apply", res, config, err)
 	}

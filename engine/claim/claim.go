@@ -18,6 +18,16 @@
 // Before any of these rows, a child outside a namespaced parent's namespace is ignored: an
 // owner reference cannot cross namespaces, so such an object is never this parent's child.
 //
+// A parent that several controllers share (the target of decorators) claims by mark instead
+// of by selector: its children of this controller are those it controls that carry the
+// controller's mark, an annotation naming it. Such a parent never adopts and never releases:
+//
+//	child's ControllerRef   carries the mark   decision
+//	other controller        any                Ignore
+//	this parent             yes                Keep
+//	this parent             no                 Ignore   (another controller's child of the same parent)
+//	none (orphan)           any                Ignore
+//
 // Why a deleting parent keeps what it owns but releases nothing: keeping requires no write,
 // and the finalize hook must still see the children it is tearing down; releasing or adopting
 // is a write on behalf of a parent that is going away, and adopting would re-adopt the very
@@ -74,9 +84,20 @@ type Parent struct {
 	// Deleting is true once the parent has a deletionTimestamp.
 	Deleting bool
 	// Selector chooses the parent's children. Nil selects nothing, like labels.Nothing():
-	// a parent without a selector releases whatever it owns.
+	// a parent without a selector releases whatever it owns. Ignored when Mark is set.
 	Selector labels.Selector
+	// Mark, when set, makes the parent claim by mark: see the second table.
+	Mark *Mark
 }
+
+// Mark is the annotation that tells one controller's children of a shared parent apart.
+type Mark struct {
+	Key, Value string
+}
+
+// Adopts reports whether the parent may adopt orphans, so that the caller knows whether
+// orphans are candidates at all.
+func (p Parent) Adopts() bool { return p.Mark == nil && p.Selector != nil && !p.Deleting }
 
 // Child is what the table needs to know about a candidate child.
 type Child struct {
@@ -84,6 +105,8 @@ type Child struct {
 	Namespace       string
 	OwnerReferences []metav1.OwnerReference
 	Labels          map[string]string
+	// Annotations are read only by parents that claim by mark.
+	Annotations map[string]string
 	// Deleting is true once the child has a deletionTimestamp.
 	Deleting bool
 }
@@ -105,14 +128,22 @@ func ChildOf(obj metav1.Object) Child {
 		Namespace:       obj.GetNamespace(),
 		OwnerReferences: obj.GetOwnerReferences(),
 		Labels:          obj.GetLabels(),
+		Annotations:     obj.GetAnnotations(),
 		Deleting:        obj.GetDeletionTimestamp() != nil,
 	}
 }
 
-// Decide applies the table in the package comment. It is a pure function, safe for
+// Decide applies the tables in the package comment. It is a pure function, safe for
 // concurrent use.
 func Decide(parent Parent, child Child) Decision {
 	if parent.Namespace != "" && child.Namespace != parent.Namespace {
+		return Ignore
+	}
+	if m := parent.Mark; m != nil {
+		ref := controllerRef(child.OwnerReferences)
+		if ref != nil && ref.UID == parent.UID && child.Annotations[m.Key] == m.Value {
+			return Keep
+		}
 		return Ignore
 	}
 	matches := parent.Selector != nil && parent.Selector.Matches(labels.Set(child.Labels))

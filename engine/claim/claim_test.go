@@ -25,6 +25,8 @@ func TestDecide(t *testing.T) {
 	other := map[string]string{"app": "b"}
 	mine := []metav1.OwnerReference{ref(parentUID, true)}
 	theirs := []metav1.OwnerReference{ref(otherUID, true)}
+	mark := &Mark{Key: "metascript.dev/decorator-controller", Value: "d"}
+	marked := map[string]string{mark.Key: "d"}
 
 	tests := []struct {
 		name   string
@@ -96,6 +98,24 @@ func TestDecide(t *testing.T) {
 			Child{Namespace: "b", OwnerReferences: mine, Labels: other}, Ignore},
 		{"cluster-scoped parent, orphan in any namespace", Parent{UID: parentUID, Selector: selector},
 			Child{Namespace: "b", Labels: matching}, Adopt},
+
+		// Claiming by mark: a parent shared by several controllers.
+		{"mark, mine and marked", Parent{UID: parentUID, Mark: mark},
+			Child{OwnerReferences: mine, Annotations: marked}, Keep},
+		{"mark, mine and marked, parent deleting", Parent{UID: parentUID, Mark: mark, Deleting: true},
+			Child{OwnerReferences: mine, Annotations: marked}, Keep},
+		{"mark, mine but unmarked: another controller's child of the parent", Parent{UID: parentUID, Mark: mark},
+			Child{OwnerReferences: mine}, Ignore},
+		{"mark, mine but marked by another controller", Parent{UID: parentUID, Mark: mark},
+			Child{OwnerReferences: mine, Annotations: map[string]string{mark.Key: "other"}}, Ignore},
+		{"mark, marked but another controller's", Parent{UID: parentUID, Mark: mark},
+			Child{OwnerReferences: theirs, Annotations: marked}, Ignore},
+		{"mark, marked orphan is never adopted", Parent{UID: parentUID, Mark: mark},
+			Child{Annotations: marked, Labels: matching}, Ignore},
+		{"mark wins over a selector", Parent{UID: parentUID, Mark: mark, Selector: selector},
+			Child{Labels: matching}, Ignore},
+		{"mark, namespaced parent, marked child in another namespace", Parent{UID: parentUID, Namespace: "a", Mark: mark},
+			Child{Namespace: "b", OwnerReferences: mine, Annotations: marked}, Ignore},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,6 +123,23 @@ func TestDecide(t *testing.T) {
 				t.Errorf("Decide = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestAdopts(t *testing.T) {
+	sel := labels.Everything()
+	for _, tc := range []struct {
+		p    Parent
+		want bool
+	}{
+		{Parent{Selector: sel}, true},
+		{Parent{Selector: sel, Deleting: true}, false},
+		{Parent{}, false},
+		{Parent{Selector: sel, Mark: &Mark{Key: "k", Value: "v"}}, false},
+	} {
+		if got := tc.p.Adopts(); got != tc.want {
+			t.Errorf("%+v.Adopts() = %v, want %v", tc.p, got, tc.want)
+		}
 	}
 }
 

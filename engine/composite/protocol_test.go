@@ -9,15 +9,15 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
 )
 
 var (
-	configMaps = childRule{Resource: resources.Resource{
+	configMaps = reconcile.ChildRule{Resource: resources.Resource{
 		GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
 		GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespaced: true}}
-	namespaces = childRule{Resource: resources.Resource{
+	namespaces = reconcile.ChildRule{Resource: resources.Resource{
 		GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"},
 		GVK: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, Namespaced: false}}
 )
@@ -73,7 +73,7 @@ func TestParseResponseRejectsWithAPath(t *testing.T) {
 		{"finalized not bool", parentIn("ns"), map[string]any{"finalized": "yes"}, "finalized: expected a boolean, got string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseResponse(tc.resp, tc.parent, []childRule{configMaps, namespaces}, sel, nil)
+			_, err := parseResponse(tc.resp, tc.parent, []reconcile.ChildRule{configMaps, namespaces}, sel, nil)
 			if err == nil {
 				t.Fatalf("accepted %v", tc.resp)
 			}
@@ -92,11 +92,11 @@ func TestParseResponseAccepts(t *testing.T) {
 		"resyncAfterSeconds": 1.5,
 		"finalized":          true,
 	}
-	got, err := parseResponse(resp, parentIn("ns"), []childRule{configMaps}, sel, nil)
+	got, err := parseResponse(resp, parentIn("ns"), []reconcile.ChildRule{configMaps}, sel, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.hasStatus || !got.finalized || got.resyncAfter != 1500*time.Millisecond || len(got.children[0]) != 2 {
+	if got.Status == nil || !got.Finalized || got.ResyncAfter != 1500*time.Millisecond || len(got.children[0]) != 2 {
 		t.Fatalf("parsed %+v", got)
 	}
 	if ns := got.children[0][0].GetNamespace(); ns != "ns" {
@@ -107,34 +107,13 @@ func TestParseResponseAccepts(t *testing.T) {
 func TestParseResponseAddsGeneratedSelectorLabels(t *testing.T) {
 	extra := map[string]string{ControllerUIDLabel: "u1"}
 	child := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}
-	got, err := parseResponse(map[string]any{"children": []any{child}}, parentIn("ns"), []childRule{configMaps},
+	got, err := parseResponse(map[string]any{"children": []any{child}}, parentIn("ns"), []reconcile.ChildRule{configMaps},
 		labels.SelectorFromSet(extra), extra)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if l := got.children[0][0].GetLabels(); l[ControllerUIDLabel] != "u1" {
 		t.Fatalf("labels = %v", l)
-	}
-}
-
-func TestChildKeys(t *testing.T) {
-	c := &unstructured.Unstructured{}
-	c.SetName("n")
-	c.SetNamespace("ns")
-	for _, tc := range []struct {
-		parentNS string
-		child    childRule
-		version  v1alpha1.HookVersion
-		want     string
-	}{
-		{"ns", configMaps, v1alpha1.HookVersionV1, "n"},
-		{"", configMaps, v1alpha1.HookVersionV1, "ns/n"},
-		{"ns", configMaps, v1alpha1.HookVersionV2, "ns/n"},
-		{"", namespaces, v1alpha1.HookVersionV1, "n"},
-	} {
-		if got := childKey(parentIn(tc.parentNS), tc.child.Resource, c, tc.version); got != tc.want {
-			t.Errorf("childKey(parent ns %q, %s, %s) = %q, want %q", tc.parentNS, tc.child.GVK.Kind, tc.version, got, tc.want)
-		}
 	}
 }
 

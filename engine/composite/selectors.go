@@ -1,10 +1,14 @@
 package composite
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -52,4 +56,25 @@ func (c *selectorCache) forget(uid types.UID) {
 	c.mu.Lock()
 	delete(c.m, uid)
 	c.mu.Unlock()
+}
+
+// parentSelector parses spec.selector. A parent without one selects nothing, so it would own
+// no children: that is reported as an error instead.
+func parentSelector(parent *unstructured.Unstructured) (labels.Selector, error) {
+	m, found, err := unstructured.NestedMap(parent.Object, "spec", "selector")
+	if err != nil || !found {
+		return nil, errors.New("spec.selector is missing or not an object (set it, or use generateSelector)")
+	}
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ls); err != nil {
+		return nil, fmt.Errorf("spec.selector: %w", err)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil {
+		return nil, fmt.Errorf("spec.selector: %w", err)
+	}
+	if sel.Empty() {
+		return nil, errors.New("spec.selector is empty: it would select every object")
+	}
+	return sel, nil
 }

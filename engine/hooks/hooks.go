@@ -11,6 +11,8 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/scripting"
 )
@@ -181,4 +183,29 @@ func asObject(v any) (map[string]any, error) {
 	default:
 		return nil, &ResponseError{Msg: fmt.Sprintf("expected an object, got %T", v)}
 	}
+}
+
+// Capped lists, as "budget.FIELD VALUE exceeds the engine's ceiling CEILING", each budget
+// field of an inline hook that asks for more than ceilings allow: the invocation runs under
+// the ceiling instead. Webhook hooks are not run under these budgets and give nothing.
+func Capped(def *v1alpha1.Hook, ceilings scripting.Budget) []string {
+	if def == nil || def.Webhook != nil || def.Budget == nil {
+		return nil
+	}
+	asked := BudgetOf(def.Budget)
+	var out []string
+	if asked.Timeout > ceilings.Timeout {
+		out = append(out, fmt.Sprintf("budget.timeout %s exceeds the engine's ceiling %s", asked.Timeout, ceilings.Timeout))
+	}
+	if asked.MaxSteps > ceilings.MaxSteps {
+		out = append(out, fmt.Sprintf("budget.maxSteps %d exceeds the engine's ceiling %d", asked.MaxSteps, ceilings.MaxSteps))
+	}
+	if asked.MaxStackDepth > ceilings.MaxStackDepth {
+		out = append(out, fmt.Sprintf("budget.maxStackDepth %d exceeds the engine's ceiling %d", asked.MaxStackDepth, ceilings.MaxStackDepth))
+	}
+	if asked.MaxMemory > ceilings.MaxMemory {
+		out = append(out, fmt.Sprintf("budget.maxMemory %s exceeds the engine's ceiling %s",
+			resource.NewQuantity(asked.MaxMemory, resource.BinarySI), resource.NewQuantity(ceilings.MaxMemory, resource.BinarySI)))
+	}
+	return out
 }

@@ -159,3 +159,35 @@ func resourceQuantity(t *testing.T, s string) resource.Quantity {
 	}
 	return q
 }
+
+func TestCapped(t *testing.T) {
+	ceilings := scripting.Budget{Timeout: 30 * time.Second, MaxSteps: 1000, MaxStackDepth: 100, MaxMemory: 64 << 20}
+	dur := func(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+	i64 := func(v int64) *int64 { return &v }
+	i32 := func(v int32) *int32 { return &v }
+	mem := resource.MustParse("1Gi")
+	inline := &v1alpha1.InlineScript{Source: "def sync(r):\n    return {}\n"}
+	url := "http://x"
+	for _, tc := range []struct {
+		name string
+		def  *v1alpha1.Hook
+		want []string
+	}{
+		{"no budget", &v1alpha1.Hook{Starlark: inline}, nil},
+		{"within", &v1alpha1.Hook{Starlark: inline, Budget: &v1alpha1.Budget{Timeout: dur(time.Second), MaxSteps: i64(1000)}}, nil},
+		{"every field above", &v1alpha1.Hook{JavaScript: inline, Budget: &v1alpha1.Budget{Timeout: dur(time.Minute),
+			MaxSteps: i64(1001), MaxStackDepth: i32(101), MaxMemory: &mem}}, []string{
+			"budget.timeout 1m0s exceeds the engine's ceiling 30s",
+			"budget.maxSteps 1001 exceeds the engine's ceiling 1000",
+			"budget.maxStackDepth 101 exceeds the engine's ceiling 100",
+			"budget.maxMemory 1Gi exceeds the engine's ceiling 64Mi"}},
+		{"webhook", &v1alpha1.Hook{Webhook: &v1alpha1.Webhook{URL: &url}, Budget: &v1alpha1.Budget{Timeout: dur(time.Hour)}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Capped(tc.def, ceilings)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Fatalf("Capped = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,15 +1,14 @@
-// Package manager watches CompositeController resources and keeps one composite.Runner per
-// controller: creating a controller starts its runner, editing it (a new generation)
-// recompiles its hooks and replaces the runner — every parent is synced again through the new
-// runner's initial list — and deleting it stops the runner, all without restarting the
-// process. It also writes each controller's own status: observedGeneration, the conditions
-// HooksCompiled and Ready, and the counts of parents and children.
+// Package manager watches the controller resources of every kind and keeps one reconcile.Runner per controller: creating a controller
+// starts its runner, editing it (a new generation) recompiles its hooks and replaces the
+// runner — every parent is synced again through the new runner's initial list — and deleting
+// it stops the runner, all without restarting the process. It also writes each controller's
+// own status: observedGeneration, the conditions HooksCompiled, Ready and BudgetsCapped, and
+// the counts of parents and children.
 package manager
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -18,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -26,12 +25,12 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
-	"metascript.dev/metascript/apis/v1alpha1"
-	"metascript.dev/metascript/engine/composite"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/informers"
 	"metascript.dev/metascript/engine/metrics"
+	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/scripting"
 )
 
 // Options configure a Manager.
@@ -41,9 +40,12 @@ type Options struct {
 	Resolver  *resources.Resolver
 	Informers *informers.Factory
 	Compiler  hooks.Compiler
-	Recorder  record.EventRecorder
-	Metrics   *metrics.Metrics
-	Log       *slog.Logger
+	// Ceilings are the most any hook invocation may use; a controller asking for more is
+	// told so in its status (BudgetsCapped).
+	Ceilings scripting.Budget
+	Recorder record.EventRecorder
+	Metrics  *metrics.Metrics
+	Log      *slog.Logger
 	// Workers per controller.
 	Workers int
 	// StatusInterval is how often counts in controller statuses are refreshed; default 10s.
@@ -53,12 +55,23 @@ type Options struct {
 // Manager runs the runners. Run is called once.
 type Manager struct {
 	opts  Options
-	queue workqueue.TypedRateLimitingInterface[string]
-	cc    *informers.Informer
+	queue workqueue.TypedRateLimitingInterface[key]
+	kinds []*kindSource
 	ready atomic.Bool
 
 	mu      sync.Mutex
-	runners map[string]*running
+	runners map[key]*running
+}
+
+// key names one controller resource: its kind's index in Manager.kinds and its name.
+type key struct {
+	kind int
+	name string
+}
+
+type kindSource struct {
+	controllerKind
+	informer *informers.Informer
 }
 
 type running struct {
@@ -66,7 +79,8 @@ type running struct {
 	// created again under the same name is a new controller even at the same generation.
 	uid        types.UID
 	generation int64
-	runner     *composite.Runner
+	runner     *reconcile.Runner
+	capped     []string
 	// failed holds why no runner runs for this generation, if so.
 	failed error
 	// retry is set when the failure may mend itself (a resource not served yet).
@@ -81,7 +95,11 @@ func New(opts Options) *Manager {
 	if opts.StatusInterval <= 0 {
 		opts.StatusInterval = 10 * time.Second
 	}
-	return &Manager{opts: opts, runners: map[string]*running{}}
+	m := &Manager{opts: opts, runners: map[key]*running{}}
+	for _, k := range controllerKinds() {
+		m.kinds = append(m.kinds, &kindSource{controllerKind: k})
+	}
+	return m
 }
 
 // Ready reports whether the controller resources have been listed and each acted on once.
@@ -91,28 +109,35 @@ func (m *Manager) Ready() bool { return m.ready.Load() }
 // in-flight reconciles finish, and returns.
 func (m *Manager) Run(ctx context.Context) error {
 	m.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "compositecontrollers"})
-	m.cc = m.opts.Informers.Acquire(v1alpha1.CompositeControllerResource)
-	defer m.opts.Informers.Release(m.cc)
-	enqueue := func(obj any) {
-		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-			m.queue.Add(key)
+		workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Second, time.Minute),
+		workqueue.TypedRateLimitingQueueConfig[key]{Name: "controllers"})
+	var synced []cache.InformerSynced
+	for i, k := range m.kinds {
+		k.informer = m.opts.Informers.Acquire(k.resource)
+		defer m.opts.Informers.Release(k.informer)
+		enqueue := func(obj any) {
+			if name, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+				m.queue.Add(key{kind: i, name: name})
+			}
 		}
+		reg, err := k.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    enqueue,
+			UpdateFunc: func(_, cur any) { enqueue(cur) },
+			DeleteFunc: enqueue,
+		})
+		if err != nil {
+			return err
+		}
+		defer k.informer.RemoveEventHandler(reg)
+		synced = append(synced, k.informer.HasSynced)
 	}
-	reg, err := m.cc.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, cur any) { enqueue(cur) },
-		DeleteFunc: enqueue,
-	})
-	if err != nil {
-		return err
-	}
-	defer m.cc.RemoveEventHandler(reg)
-	if !cache.WaitForCacheSync(ctx.Done(), m.cc.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return ctx.Err()
 	}
-	initial := len(m.cc.Indexer().ListKeys())
+	initial := 0
+	for _, k := range m.kinds {
+		initial += len(k.informer.Indexer().ListKeys())
+	}
 	var done atomic.Int64
 	if initial == 0 {
 		m.ready.Store(true)
@@ -123,17 +148,17 @@ func (m *Manager) Run(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			for {
-				key, quit := m.queue.Get()
+				k, quit := m.queue.Get()
 				if quit {
 					return
 				}
-				if err := m.sync(ctx, key); err != nil {
-					m.opts.Log.Error("controller resource not started", "compositecontroller", key, "error", err.Error())
-					m.queue.AddRateLimited(key)
+				if err := m.sync(ctx, k); err != nil {
+					m.opts.Log.Error("controller resource not started", "controller", m.ref(k), "error", err.Error())
+					m.queue.AddRateLimited(k)
 				} else {
-					m.queue.Forget(key)
+					m.queue.Forget(k)
 				}
-				m.queue.Done(key)
+				m.queue.Done(k)
 				if done.Add(1) >= int64(initial) {
 					m.ready.Store(true)
 				}
@@ -150,28 +175,32 @@ func (m *Manager) Run(ctx context.Context) error {
 	wg.Wait()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for name, r := range m.runners {
+	for k, r := range m.runners {
 		if r.runner != nil {
 			r.runner.Stop()
 		}
-		delete(m.runners, name)
+		delete(m.runners, k)
 	}
 	return nil
 }
 
+// ref names a controller in logs: compositecontroller/NAME.
+func (m *Manager) ref(k key) string { return m.kinds[k.kind].name + "/" + k.name }
+
 // sync makes the runner of one controller match its current generation.
-func (m *Manager) sync(ctx context.Context, name string) error {
-	obj, exists, err := m.cc.Indexer().GetByKey(name)
+func (m *Manager) sync(ctx context.Context, k key) error {
+	ks := m.kinds[k.kind]
+	obj, exists, err := ks.informer.Indexer().GetByKey(k.name)
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
-	cur := m.runners[name]
+	cur := m.runners[k]
 	m.mu.Unlock()
 	if !exists {
 		if cur != nil {
-			m.stop(name, cur)
-			m.opts.Log.Info("controller stopped", "compositecontroller", name)
+			m.stop(k, cur)
+			m.opts.Log.Info("controller stopped", "controller", m.ref(k))
 		}
 		return nil
 	}
@@ -179,53 +208,48 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 	if cur != nil && cur.uid == u.GetUID() && cur.generation == u.GetGeneration() && !cur.retry {
 		return nil
 	}
-	var cc v1alpha1.CompositeController
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &cc); err != nil {
-		return m.fail(ctx, u, name, cur, "InvalidSpec", err, true)
-	}
-	cfg, compileErr, err := m.build(ctx, &cc, u)
-	if compileErr != nil {
-		return m.fail(ctx, u, name, cur, "CompileError", compileErr, true)
-	}
+	b, err := ks.build(ctx, m, u)
 	if err != nil {
-		var nf *resources.NotFoundError
-		if errors.As(err, &nf) {
-			// A CRD may be installed later: retry, and say so meanwhile.
-			_ = m.fail(ctx, u, name, cur, "ResourceNotFound", err, false)
-			m.mu.Lock()
-			m.runners[name].retry = true
-			m.mu.Unlock()
-			return err
+		var be *buildError
+		if !errors.As(err, &be) {
+			be = &buildError{reason: "InvalidSpec", err: err}
 		}
-		return m.fail(ctx, u, name, cur, "InvalidSpec", err, false)
-	}
-	runner, err := composite.New(*cfg)
-	if err != nil {
-		return m.fail(ctx, u, name, cur, "InvalidSpec", err, false)
+		if be.retry {
+			// A CRD may be installed later: retry, and say so meanwhile.
+			_ = m.fail(ctx, k, u, cur, be)
+			m.mu.Lock()
+			m.runners[k].retry = true
+			m.mu.Unlock()
+			return be.err
+		}
+		return m.fail(ctx, k, u, cur, be)
 	}
 	// Hold the informers across the swap so that replacing a runner does not re-list
 	// every resource it watches.
-	held := m.hold(cfg)
+	held := m.hold(b.watched)
 	defer m.release(held)
 	if cur != nil {
-		m.stop(name, cur)
+		m.stop(k, cur)
 	}
-	if err := runner.Start(ctx); err != nil {
+	if err := b.runner.Start(ctx); err != nil {
 		return err
 	}
 	m.mu.Lock()
-	m.runners[name] = &running{uid: u.GetUID(), generation: u.GetGeneration(), runner: runner}
+	m.runners[k] = &running{uid: u.GetUID(), generation: u.GetGeneration(), runner: b.runner, capped: b.capped}
 	m.mu.Unlock()
 	m.opts.Metrics.Controllers.WithLabelValues("running").Inc()
-	m.opts.Log.Info("controller started", "compositecontroller", name, "generation", u.GetGeneration())
-	return m.writeStatus(ctx, u, statusOK(runner))
+	m.opts.Log.Info("controller started", "controller", m.ref(k), "generation", u.GetGeneration())
+	for _, c := range b.capped {
+		m.opts.Recorder.Event(u, corev1.EventTypeWarning, "BudgetCapped", c)
+	}
+	return m.writeStatus(ctx, k, u, statusOK(b.runner, b.capped))
 }
 
-// hold takes a reference on every informer a runner of cfg uses; release returns them.
-func (m *Manager) hold(cfg *composite.Config) []*informers.Informer {
-	held := []*informers.Informer{m.opts.Informers.Acquire(cfg.Parent.GVR)}
-	for _, c := range cfg.Children {
-		held = append(held, m.opts.Informers.Acquire(c.GVR))
+// hold takes a reference on the informers of the given resources; release returns them.
+func (m *Manager) hold(gvrs []schema.GroupVersionResource) []*informers.Informer {
+	var held []*informers.Informer
+	for _, gvr := range gvrs {
+		held = append(held, m.opts.Informers.Acquire(gvr))
 	}
 	return held
 }
@@ -236,7 +260,7 @@ func (m *Manager) release(held []*informers.Informer) {
 	}
 }
 
-func (m *Manager) stop(name string, cur *running) {
+func (m *Manager) stop(k key, cur *running) {
 	if cur.runner != nil {
 		cur.runner.Stop()
 		m.opts.Metrics.Controllers.WithLabelValues("running").Dec()
@@ -244,81 +268,26 @@ func (m *Manager) stop(name string, cur *running) {
 		m.opts.Metrics.Controllers.WithLabelValues("failed").Dec()
 	}
 	m.mu.Lock()
-	delete(m.runners, name)
+	delete(m.runners, k)
 	m.mu.Unlock()
 }
 
 // fail records that this generation of the controller does not run, in its status and in an
-// Event. compiled says whether the failure is about the hooks (HooksCompiled=False) or not.
-// It returns nil for failures that a retry cannot mend.
-func (m *Manager) fail(ctx context.Context, u *unstructured.Unstructured, name string, cur *running,
-	reason string, cause error, hooksFailed bool) error {
+// Event. It returns nil for failures that a retry cannot mend.
+func (m *Manager) fail(ctx context.Context, k key, u *unstructured.Unstructured, cur *running, be *buildError) error {
 	if cur != nil {
-		m.stop(name, cur)
+		m.stop(k, cur)
 	}
 	m.mu.Lock()
-	m.runners[name] = &running{uid: u.GetUID(), generation: u.GetGeneration(), failed: cause}
+	m.runners[k] = &running{uid: u.GetUID(), generation: u.GetGeneration(), failed: be.err}
 	m.mu.Unlock()
 	m.opts.Metrics.Controllers.WithLabelValues("failed").Inc()
-	m.opts.Recorder.Event(u, corev1.EventTypeWarning, reason, cause.Error())
-	m.opts.Log.Error("controller cannot run", "compositecontroller", name, "reason", reason, "error", cause.Error())
-	st := status{ready: metav1.ConditionFalse, readyReason: reason, readyMsg: cause.Error(),
+	m.opts.Recorder.Event(u, corev1.EventTypeWarning, be.reason, be.err.Error())
+	m.opts.Log.Error("controller cannot run", "controller", m.ref(k), "reason", be.reason, "error", be.err.Error())
+	st := status{ready: metav1.ConditionFalse, readyReason: be.reason, readyMsg: be.err.Error(),
 		compiled: metav1.ConditionTrue, compiledReason: "Compiled", compiledMsg: "every hook compiled"}
-	if hooksFailed {
-		st.compiled, st.compiledReason, st.compiledMsg = metav1.ConditionFalse, reason, cause.Error()
+	if be.hooks {
+		st.compiled, st.compiledReason, st.compiledMsg = metav1.ConditionFalse, be.reason, be.err.Error()
 	}
-	return m.writeStatus(ctx, u, st)
-}
-
-// build resolves the controller's resources and compiles its hooks. A compile error is
-// returned apart, because it is reported as HooksCompiled=False.
-func (m *Manager) build(ctx context.Context, cc *v1alpha1.CompositeController, u *unstructured.Unstructured) (*composite.Config, error, error) {
-	if cc.Spec.Hooks == nil || cc.Spec.Hooks.Sync == nil {
-		return nil, nil, errors.New("spec.hooks.sync is required")
-	}
-	if cc.Spec.Hooks.Customize != nil {
-		return nil, nil, errors.New("spec.hooks.customize is not supported yet")
-	}
-	var compileErrs []error
-	compile := func(hook string, def *v1alpha1.Hook) hooks.Invoker {
-		if def == nil {
-			return nil
-		}
-		inv, err := hooks.Build(ctx, hooks.Spec{Controller: "compositecontroller/" + cc.Name, Hook: hook, Def: def,
-			Shared: cc.Spec.Script}, m.opts.Compiler, configMaps{m.opts.Kube})
-		if err != nil {
-			compileErrs = append(compileErrs, fmt.Errorf("hooks.%s: %w", hook, err))
-		}
-		return inv
-	}
-	sync, finalize := compile("sync", cc.Spec.Hooks.Sync), compile("finalize", cc.Spec.Hooks.Finalize)
-	if len(compileErrs) > 0 {
-		return nil, errors.Join(compileErrs...), nil
-	}
-	parent, err := m.opts.Resolver.Resolve(cc.Spec.ParentResource.APIVersion, cc.Spec.ParentResource.Resource)
-	if err != nil {
-		return nil, nil, fmt.Errorf("spec.parentResource: %w", err)
-	}
-	var children []resources.Resource
-	for i, c := range cc.Spec.ChildResources {
-		res, err := m.opts.Resolver.Resolve(c.APIVersion, c.Resource)
-		if err != nil {
-			return nil, nil, fmt.Errorf("spec.childResources[%d]: %w", i, err)
-		}
-		children = append(children, res)
-	}
-	return &composite.Config{
-		Controller:       cc,
-		ControllerObject: u.Object,
-		Parent:           parent,
-		Children:         children,
-		Sync:             sync,
-		Finalize:         finalize,
-		Client:           m.opts.Dynamic,
-		Informers:        m.opts.Informers,
-		Recorder:         m.opts.Recorder,
-		Metrics:          m.opts.Metrics,
-		Log:              m.opts.Log.With("compositecontroller", cc.Name),
-		Workers:          m.opts.Workers,
-	}, nil, nil
+	return m.writeStatus(ctx, k, u, st)
 }

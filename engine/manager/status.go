@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"metascript.dev/metascript/apis/v1alpha1"
-	"metascript.dev/metascript/engine/composite"
+	"metascript.dev/metascript/engine/reconcile"
 )
 
 // status is what the manager knows about one controller generation.
@@ -23,18 +24,20 @@ type status struct {
 	readyReason, readyMsg       string
 	compiledReason, compiledMsg string
 	parents, children           int
+	// capped lists the hook budgets the engine's ceilings cut down.
+	capped []string
 }
 
-func statusOK(r *composite.Runner) status {
+func statusOK(r *reconcile.Runner, capped []string) status {
 	p, c := r.Counts()
 	return status{ready: metav1.ConditionTrue, readyReason: "Running", readyMsg: "the controller is reconciling its parents",
 		compiled: metav1.ConditionTrue, compiledReason: "Compiled", compiledMsg: "every hook compiled",
-		parents: p, children: c}
+		parents: p, children: c, capped: capped}
 }
 
 // writeStatus merges st into the controller's status and patches the status subresource,
 // only when something changed. Condition transition times move only on a status change.
-func (m *Manager) writeStatus(ctx context.Context, u *unstructured.Unstructured, st status) error {
+func (m *Manager) writeStatus(ctx context.Context, k key, u *unstructured.Unstructured, st status) error {
 	var cur v1alpha1.ControllerStatus
 	if raw, ok := u.Object["status"].(map[string]any); ok {
 		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &cur)
@@ -46,6 +49,15 @@ func (m *Manager) writeStatus(ctx context.Context, u *unstructured.Unstructured,
 		Status: st.compiled, Reason: st.compiledReason, Message: st.compiledMsg, ObservedGeneration: u.GetGeneration()})
 	meta.SetStatusCondition(&next.Conditions, metav1.Condition{Type: v1alpha1.ConditionReady,
 		Status: st.ready, Reason: st.readyReason, Message: st.readyMsg, ObservedGeneration: u.GetGeneration()})
+	capped := metav1.Condition{Type: v1alpha1.ConditionBudgetsCapped, Status: metav1.ConditionFalse,
+		Reason: "WithinCeilings", Message: "every hook budget is within the engine's ceilings", ObservedGeneration: u.GetGeneration()}
+	if len(st.capped) > 0 {
+		capped.Status, capped.Reason = metav1.ConditionTrue, "CappedByCeilings"
+		capped.Message = strings.Join(st.capped, "; ") + "; the ceiling applies instead"
+	}
+	if st.ready == metav1.ConditionTrue {
+		meta.SetStatusCondition(&next.Conditions, capped)
+	}
 	if equalStatus(cur, next) {
 		return nil
 	}
@@ -53,7 +65,7 @@ func (m *Manager) writeStatus(ctx context.Context, u *unstructured.Unstructured,
 	if err != nil {
 		return err
 	}
-	_, err = m.opts.Dynamic.Resource(v1alpha1.CompositeControllerResource).Patch(ctx, u.GetName(),
+	_, err = m.opts.Dynamic.Resource(m.kinds[k.kind].resource).Patch(ctx, u.GetName(),
 		types.MergePatchType, body, metav1.PatchOptions{}, "status")
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -78,22 +90,20 @@ func (m *Manager) refreshStatuses(ctx context.Context) {
 		case <-t.C:
 		}
 		m.mu.Lock()
-		var todo []*composite.Runner
-		var names []string
-		for name, r := range m.runners {
+		todo := map[key]*running{}
+		for k, r := range m.runners {
 			if r.runner != nil {
-				todo = append(todo, r.runner)
-				names = append(names, name)
+				todo[k] = r
 			}
 		}
 		m.mu.Unlock()
-		for i, r := range todo {
-			obj, exists, _ := m.cc.Indexer().GetByKey(names[i])
+		for k, r := range todo {
+			obj, exists, _ := m.kinds[k.kind].informer.Indexer().GetByKey(k.name)
 			if !exists {
 				continue
 			}
-			if err := m.writeStatus(ctx, obj.(*unstructured.Unstructured), statusOK(r)); err != nil {
-				m.opts.Log.Info("controller status not written", "compositecontroller", names[i], "error", err.Error())
+			if err := m.writeStatus(ctx, k, obj.(*unstructured.Unstructured), statusOK(r.runner, r.capped)); err != nil {
+				m.opts.Log.Info("controller status not written", "controller", m.ref(k), "error", err.Error())
 			}
 		}
 	}

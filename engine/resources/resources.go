@@ -21,6 +21,8 @@ type Resource struct {
 	GVR        schema.GroupVersionResource
 	GVK        schema.GroupVersionKind
 	Namespaced bool
+	// HasStatus: the resource has a status subresource.
+	HasStatus bool
 }
 
 // APIVersion is the resource's group/version as written in objects.
@@ -48,7 +50,7 @@ type Resolver struct {
 
 type groupVersion struct {
 	fetched   time.Time
-	resources map[string]metav1.APIResource
+	resources map[string]metav1.APIResource // subresources ("x/status") included
 }
 
 // NewResolver returns a Resolver using client.
@@ -72,7 +74,7 @@ func (r *Resolver) Resolve(apiVersion, resource string) (Resource, error) {
 	g := r.groups[apiVersion]
 	if g != nil {
 		if res, ok := g.resources[resource]; ok {
-			return toResource(gv, res), nil
+			return toResource(gv, res, g), nil
 		}
 		if time.Since(g.fetched) < r.minRefresh {
 			return Resource{}, &NotFoundError{APIVersion: apiVersion, Resource: resource}
@@ -90,15 +92,17 @@ func (r *Resolver) Resolve(apiVersion, resource string) (Resource, error) {
 	}
 	r.groups[apiVersion] = g
 	if res, ok := g.resources[resource]; ok {
-		return toResource(gv, res), nil
+		return toResource(gv, res, g), nil
 	}
 	return Resource{}, &NotFoundError{APIVersion: apiVersion, Resource: resource}
 }
 
-func toResource(gv schema.GroupVersion, res metav1.APIResource) Resource {
+func toResource(gv schema.GroupVersion, res metav1.APIResource, g *groupVersion) Resource {
+	_, hasStatus := g.resources[res.Name+"/status"]
 	return Resource{
 		GVR:        gv.WithResource(res.Name),
 		GVK:        gv.WithKind(res.Kind),
 		Namespaced: res.Namespaced,
+		HasStatus:  hasStatus,
 	}
 }

@@ -22,3 +22,15 @@ func editController(t *testing.T, name string, edit func(*unstructured.Unstructu
 		t.Fatal(err)
 	}
 }
+
+// conditionMessage is the message of the condition of type typ in obj's status.conditions.
+func conditionMessage(obj *unstructured.Unstructured, typ string) string {
+	list, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range list {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			s, _ := m["message"].(string)
+			return s
+		}
+	}
+	return ""
+}

@@ -15,13 +15,13 @@ func TestMetricsRecordReconcilesAndHooks(t *testing.T) {
 	bundle(t, ns, "m", "basic", "m", "a=1")
 	waitValue(t, ns, "m-a", "1")
 	m := env.Engine.Metrics
-	if n := testutil.ToFloat64(m.Reconciles.WithLabelValues("bundle-starlark", "success")); n < 1 {
+	if n := testutil.ToFloat64(m.Reconciles.WithLabelValues("compositecontroller/bundle-starlark", "success")); n < 1 {
 		t.Fatalf("metascript_reconciles_total{result=success} = %v", n)
 	}
-	if n := testutil.ToFloat64(m.HookInvocations.WithLabelValues("bundle-starlark", "sync", "starlark", "success")); n < 1 {
+	if n := testutil.ToFloat64(m.HookInvocations.WithLabelValues("compositecontroller/bundle-starlark", "sync", "starlark", "success")); n < 1 {
 		t.Fatalf("metascript_hook_invocations_total = %v", n)
 	}
-	if n := testutil.ToFloat64(m.ChildOperations.WithLabelValues("bundle-starlark", "create")); n < 1 {
+	if n := testutil.ToFloat64(m.ChildOperations.WithLabelValues("compositecontroller/bundle-starlark", "create")); n < 1 {
 		t.Fatalf("metascript_child_operations_total{operation=create} = %v", n)
 	}
 	families, err := m.Registry.Gather()

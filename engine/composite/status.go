@@ -1,0 +1,86 @@
+package composite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"metascript.dev/metascript/engine/reconcile"
+)
+
+// writeStatus replaces the parent's status with the hook's, plus observedGeneration and the
+// engine's Synced condition when the parent has one, and sends nothing when the cached
+// status already equals it. It uses the status subresource when the resource has one. It
+// returns the parent as stored, or nil when nothing was sent or the parent is gone.
+func (k *kind) writeStatus(ctx context.Context, parent *unstructured.Unstructured, status map[string]any) (*unstructured.Unstructured, error) {
+	want := make(map[string]any, len(status)+1)
+	for key, v := range reconcile.CarryCondition(parent, status, reconcile.SyncedCondition) {
+		want[key] = v
+	}
+	want["observedGeneration"] = parent.GetGeneration()
+	have, _, _ := unstructured.NestedFieldNoCopy(parent.Object, "status")
+	if sameJSON(have, want) {
+		return nil, nil
+	}
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": parent.GetUID()},
+		{"op": "add", "path": "/status", "value": want},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encoding status: %w", err)
+	}
+	var sub []string
+	if k.parent.HasStatus {
+		sub = []string{"status"}
+	}
+	stored, err := reconcile.ParentClient(k.client, k.parent, parent).Patch(ctx, parent.GetName(), types.JSONPatchType, patch,
+		metav1.PatchOptions{FieldManager: k.fieldManager}, sub...)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("status: %w", err)
+	}
+	return stored, nil
+}
+
+// sameJSON reports whether two JSON-shaped values are equal as JSON: numbers compare by
+// value, so the int64 the cache holds equals the float64 a hook returned for the same number.
+// It allocates nothing, since every reconcile that returns a status calls it.
+func sameJSON(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for key, v := range x {
+			w, ok := y[key]
+			if !ok || !sameJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if n, ok := reconcile.Number(a); ok {
+		m, ok := reconcile.Number(b)
+		return ok && n == m
+	}
+	return a == b
+}

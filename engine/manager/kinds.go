@@ -1,0 +1,139 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/composite"
+	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/reconcile"
+	"metascript.dev/metascript/engine/resources"
+)
+
+// controllerKind is what the manager knows of one kind of controller resource: where its
+// objects are served and how one becomes a runner.
+type controllerKind struct {
+	// name is the kind in lower case, as in logs and compile positions.
+	name     string
+	resource schema.GroupVersionResource
+	build    func(ctx context.Context, m *Manager, u *unstructured.Unstructured) (*built, error)
+}
+
+// built is a controller ready to start.
+type built struct {
+	runner *reconcile.Runner
+	// watched are the resources the runner's informers watch.
+	watched []schema.GroupVersionResource
+	// capped says which hook budgets the engine's ceilings cut down.
+	capped []string
+}
+
+// buildError is why a controller cannot run, as its status reports it.
+type buildError struct {
+	reason string // condition reason: InvalidSpec, CompileError, ResourceNotFound
+	err    error
+	hooks  bool // the hooks are at fault: HooksCompiled=False
+	retry  bool // may mend itself: a resource not served yet
+}
+
+func (e *buildError) Error() string { return e.err.Error() }
+
+func controllerKinds() []controllerKind {
+	return []controllerKind{
+		{name: "compositecontroller", resource: v1alpha1.CompositeControllerResource, build: buildComposite},
+	}
+}
+
+func buildComposite(ctx context.Context, m *Manager, u *unstructured.Unstructured) (*built, error) {
+	var cc v1alpha1.CompositeController
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &cc); err != nil {
+		return nil, &buildError{reason: "InvalidSpec", err: err, hooks: true}
+	}
+	h := cc.Spec.Hooks
+	if h == nil || h.Sync == nil {
+		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.sync is required")}
+	}
+	if h.Customize != nil {
+		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.customize is not supported yet")}
+	}
+	ref := "compositecontroller/" + cc.Name
+	invokers, capped, err := m.compile(ctx, ref, cc.Spec.Script, map[string]*v1alpha1.Hook{"sync": h.Sync, "finalize": h.Finalize})
+	if err != nil {
+		return nil, err
+	}
+	parent, err := m.resolve("spec.parentResource", cc.Spec.ParentResource.ResourceRule)
+	if err != nil {
+		return nil, err
+	}
+	b := &built{capped: capped, watched: []schema.GroupVersionResource{parent.GVR}}
+	var children []resources.Resource
+	for i, c := range cc.Spec.ChildResources {
+		res, err := m.resolve(fmt.Sprintf("spec.childResources[%d]", i), c.ResourceRule)
+		if err != nil {
+			return nil, err
+		}
+		children = append(children, res)
+		b.watched = append(b.watched, res.GVR)
+	}
+	b.runner, err = composite.New(composite.Spec{Controller: &cc, ControllerObject: u.Object, Parent: parent,
+		Children: children, Hooks: invokers}, m.env())
+	if err != nil {
+		return nil, &buildError{reason: "InvalidSpec", err: err}
+	}
+	return b, nil
+}
+
+// env is what every runner shares.
+func (m *Manager) env() reconcile.Env {
+	return reconcile.Env{Client: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
+		Metrics: m.opts.Metrics, Log: m.opts.Log, Workers: m.opts.Workers}
+}
+
+// resolve resolves one resource rule of a controller; field names it for the error.
+func (m *Manager) resolve(field string, rule v1alpha1.ResourceRule) (resources.Resource, error) {
+	res, err := m.opts.Resolver.Resolve(rule.APIVersion, rule.Resource)
+	if err == nil {
+		return res, nil
+	}
+	var nf *resources.NotFoundError
+	if errors.As(err, &nf) {
+		return res, &buildError{reason: "ResourceNotFound", err: fmt.Errorf("%s: %w", field, err), retry: true}
+	}
+	return res, &buildError{reason: "InvalidSpec", err: fmt.Errorf("%s: %w", field, err)}
+}
+
+// compile builds every defined hook of a controller (ref names it: compositecontroller/NAME)
+// and lists the budgets its ceilings cut down. Compile errors of all hooks are reported
+// together, as one CompileError.
+func (m *Manager) compile(ctx context.Context, ref string, shared *v1alpha1.SharedScript,
+	defs map[string]*v1alpha1.Hook) (map[string]hooks.Invoker, []string, error) {
+	invokers := map[string]hooks.Invoker{}
+	var capped []string
+	var joined []error
+	for _, name := range []string{"sync", "finalize", "customize"} {
+		def := defs[name]
+		if def == nil {
+			continue
+		}
+		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: shared},
+			m.opts.Compiler, configMaps{m.opts.Kube})
+		if err != nil {
+			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
+			continue
+		}
+		invokers[name] = inv
+		for _, c := range hooks.Capped(def, m.opts.Ceilings) {
+			capped = append(capped, "hooks."+name+"."+c)
+		}
+	}
+	if len(joined) > 0 {
+		return nil, nil, &buildError{reason: "CompileError", err: errors.Join(joined...), hooks: true}
+	}
+	return invokers, capped, nil
+}

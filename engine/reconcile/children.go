@@ -1,0 +1,192 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"metascript.dev/metascript/engine/apply"
+	"metascript.dev/metascript/engine/claim"
+	"metascript.dev/metascript/engine/index"
+)
+
+// claimPlan is the outcome of the decision table for one parent before any write: the
+// children the hook will see (kept and to-be-adopted), and the writes that make it so.
+type claimPlan struct {
+	observed map[int][]*unstructured.Unstructured
+	adopt    []pending
+	release  []pending
+}
+
+type pending struct {
+	rule int
+	obj  *unstructured.Unstructured
+}
+
+// gather runs the decision table over the parent's controlled children (ControllerUID
+// index) and, when it adopts, the orphans of its namespace (OrphanNamespace index). It
+// writes nothing.
+func (r *Runner) gather(parent *unstructured.Unstructured, p claim.Parent) claimPlan {
+	plan := claimPlan{observed: map[int][]*unstructured.Unstructured{}}
+	for i, rule := range r.children {
+		idx := rule.informer.Indexer()
+		candidates, _ := idx.ByIndex(index.ControllerUID, string(parent.GetUID()))
+		if p.Adopts() {
+			orphanKey := parent.GetNamespace()
+			if orphanKey == "" && rule.Namespaced {
+				orphanKey = index.AllNamespaces
+			}
+			orphans, _ := idx.ByIndex(index.OrphanNamespace, orphanKey)
+			candidates = append(candidates, orphans...)
+		}
+		for _, o := range candidates {
+			child := o.(*unstructured.Unstructured)
+			switch claim.Decide(p, claim.ChildOf(child)) {
+			case claim.Keep:
+				plan.observed[i] = append(plan.observed[i], child)
+			case claim.Adopt:
+				plan.observed[i] = append(plan.observed[i], child)
+				plan.adopt = append(plan.adopt, pending{rule: i, obj: child})
+			case claim.Release:
+				plan.release = append(plan.release, pending{rule: i, obj: child})
+			}
+		}
+	}
+	return plan
+}
+
+// carryOutClaims adopts and releases as planned. It returns the children whose adoption
+// failed: another parent won them, or they changed; they are left alone this round.
+func (r *Runner) carryOutClaims(ctx context.Context, res int, parent *unstructured.Unstructured, owner metav1.OwnerReference,
+	plan claimPlan, errs *writeErrors) map[*unstructured.Unstructured]bool {
+	lost := map[*unstructured.Unstructured]bool{}
+	if len(plan.adopt) > 0 {
+		// Never adopt for a parent that is being deleted: confirm with a live read.
+		if err := r.recheckParent(ctx, res, parent); err != nil {
+			for _, a := range plan.adopt {
+				lost[a.obj] = true
+			}
+			errs.transientErr(err)
+			plan.adopt = nil
+		}
+	}
+	for _, a := range plan.adopt {
+		if _, err := r.apply.Adopt(ctx, r.applyResource(a.rule), owner, a.obj); err != nil {
+			lost[a.obj] = true
+			errs.add(r.describeChild(a.rule, a.obj)+" (adopting)", err)
+			continue
+		}
+		r.cfg.Metrics.ChildOperations.WithLabelValues(r.cfg.Name, "adopt").Inc()
+	}
+	for _, rel := range plan.release {
+		if _, err := r.apply.Release(ctx, r.applyResource(rel.rule), parent.GetUID(), rel.obj); err != nil &&
+			!errors.Is(err, apply.ErrGone) {
+			errs.add(r.describeChild(rel.rule, rel.obj)+" (releasing)", err)
+			continue
+		}
+		r.cfg.Metrics.ChildOperations.WithLabelValues(r.cfg.Name, "release").Inc()
+	}
+	return lost
+}
+
+// manageChildren applies every desired child and deletes every claimed child the hook no
+// longer returns, under each rule's update method. It returns how many children the parent
+// claims afterwards.
+func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstructured, claimant claim.Parent,
+	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
+	desired map[int][]*unstructured.Unstructured, errs *writeErrors) int {
+	owned := 0
+	for i, rule := range r.children {
+		res := r.applyResource(i)
+		have := make(map[string]*unstructured.Unstructured, len(observed[i]))
+		for _, o := range observed[i] {
+			if lost[o] {
+				continue
+			}
+			have[o.GetNamespace()+"/"+o.GetName()] = o
+		}
+		want := make(map[string]bool, len(desired[i]))
+		for _, d := range desired[i] {
+			k := d.GetNamespace() + "/" + d.GetName()
+			want[k] = true
+			obs := have[k]
+			if obs == nil {
+				if other := r.foreign(i, d, claimant); other != "" {
+					r.warn(parent, "ChildConflict", fmt.Errorf("%s exists and belongs to %s; leaving it alone",
+						r.describeChild(i, d), other))
+					continue
+				}
+			}
+			action, err := r.apply.Reconcile(ctx, res, owner, d, obs, rule.Method)
+			r.countAction(action)
+			if err != nil {
+				errs.add(r.describeChild(i, d), err)
+			}
+			owned++
+		}
+		for k, o := range have {
+			if want[k] {
+				continue
+			}
+			action, err := r.apply.Reconcile(ctx, res, owner, nil, o, rule.Method)
+			r.countAction(action)
+			if err != nil && !errors.Is(err, apply.ErrGone) {
+				errs.add(r.describeChild(i, o)+" (deleting)", err)
+			}
+		}
+	}
+	return owned
+}
+
+// foreign returns who holds an object that exists in the cache under the desired child's
+// name but is not among the parent's claimed children, when the engine must not touch it:
+// another controller's child, or, for a parent that claims by mark, anything it has not
+// marked. It returns "" when the name is free or the object is an orphan the parent may
+// take over.
+func (r *Runner) foreign(rule int, d *unstructured.Unstructured, claimant claim.Parent) string {
+	key := d.GetName()
+	if r.children[rule].Namespaced {
+		key = d.GetNamespace() + "/" + key
+	}
+	obj, exists, _ := r.children[rule].informer.Indexer().GetByKey(key)
+	if !exists {
+		return ""
+	}
+	u := obj.(*unstructured.Unstructured)
+	ref := index.ControllerRef(u)
+	switch {
+	case ref != nil && ref.UID != claimant.UID:
+		return fmt.Sprintf("%s %s", ref.Kind, ref.Name)
+	case claimant.Mark != nil && ref != nil:
+		return fmt.Sprintf("another controller of %s %s", ref.Kind, ref.Name)
+	case claimant.Mark != nil:
+		return "no controller (an object this controller did not make)"
+	}
+	return ""
+}
+
+func (r *Runner) applyResource(rule int) apply.Resource {
+	return apply.Resource{GVR: r.children[rule].GVR, Namespaced: r.children[rule].Namespaced}
+}
+
+// describeChild names a child for Events and conditions: Kind namespace/name.
+func (r *Runner) describeChild(rule int, obj *unstructured.Unstructured) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return r.children[rule].GVK.Kind + " " + ns + "/" + obj.GetName()
+	}
+	return r.children[rule].GVK.Kind + " " + obj.GetName()
+}
+
+func (r *Runner) countAction(a apply.Action) {
+	switch a {
+	case apply.Created:
+		r.cfg.Metrics.ChildOperations.WithLabelValues(r.cfg.Name, "create").Inc()
+	case apply.Updated:
+		r.cfg.Metrics.ChildOperations.WithLabelValues(r.cfg.Name, "update").Inc()
+	case apply.Deleted:
+		r.cfg.Metrics.ChildOperations.WithLabelValues(r.cfg.Name, "delete").Inc()
+	}
+}

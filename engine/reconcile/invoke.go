@@ -1,0 +1,58 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/scripting"
+)
+
+// invoke calls one hook for one parent, records its metrics, and turns any failure into a
+// Warning Event on the parent. The hook's log lines are tagged with controller and parent.
+func (r *Runner) invoke(ctx context.Context, hookName string, req map[string]any,
+	parent *unstructured.Unstructured) (map[string]any, error) {
+	hook := r.cfg.Hooks[hookName]
+	if hook == nil {
+		return nil, fmt.Errorf("%s hook: not defined", hookName)
+	}
+	log := r.cfg.Log.With("hook", hookName, "parent", parent.GetNamespace()+"/"+parent.GetName())
+	start := time.Now()
+	resp, err := hook.Invoke(ctx, req, log)
+	r.cfg.Metrics.HookDuration.WithLabelValues(r.cfg.Name, hookName, hook.Form()).Observe(time.Since(start).Seconds())
+	if err == nil {
+		r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hookName, hook.Form(), "success").Inc()
+		return resp, nil
+	}
+	result, reason := "error", "HookFailed"
+	var budget *scripting.BudgetError
+	if errors.As(err, &budget) {
+		result, reason = "budget", "HookBudgetExceeded"
+		r.cfg.Metrics.BudgetExhausted.WithLabelValues(r.cfg.Name, hookName, budget.Budget).Inc()
+	}
+	var output *scripting.OutputError
+	var response *hooks.ResponseError
+	if errors.As(err, &output) || errors.As(err, &response) {
+		result, reason = "invalid", "InvalidHookResponse"
+	}
+	r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hookName, hook.Form(), result).Inc()
+	err = fmt.Errorf("%s hook: %w", hookName, err)
+	r.warn(parent, reason, err)
+	return nil, err
+}
+
+func (r *Runner) warn(obj *unstructured.Unstructured, reason string, err error) {
+	r.cfg.Recorder.Event(obj, corev1.EventTypeWarning, reason, truncate(err.Error(), 1024))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

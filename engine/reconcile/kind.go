@@ -1,0 +1,127 @@
+// Package reconcile is the one reconcile skeleton every controller kind runs. A Runner
+// watches a controller's parent and child resources through shared informers, maps every
+// event to a Request naming one parent (through named indexes, never a scan), and reconciles
+// each parent from the cache in one order:
+//
+//	gather   the parent and the children it claims (engine/claim's decision table)
+//	decide   the Kind builds the hook request, invokes the hook and validates the response
+//	claim    adoptions and releases are carried out
+//	apply    desired children are applied, children no longer desired are deleted
+//	parent   the Kind's parent write (status, labels, annotations), then finalizers
+//
+// with one failure rule: a decide step that fails in any way (the hook throws, exhausts a
+// budget, returns something invalid, the webhook is down) writes nothing at all. Writes the
+// API server refuses after a valid decision are reported on the parent: a Warning Event and
+// the condition Synced=False naming the object and the server's message; the parent is
+// retried with backoff.
+//
+// A controller kind contributes only what differs, through the Kind interface: which
+// parents it acts on, how a parent claims children, the hook request and response shapes,
+// and how the parent itself is written.
+package reconcile
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+
+	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/claim"
+	"metascript.dev/metascript/engine/resources"
+)
+
+// Request names one parent: the index of its resource in Config.Parents and its cache key
+// (namespace/name, or name when cluster-scoped). It carries no event payload: the reconcile
+// reads the parent's current state from the cache.
+type Request struct {
+	Resource int
+	Key      string
+}
+
+// ParentResource is a resource whose objects the controller reconciles.
+type ParentResource struct {
+	resources.Resource
+	// IgnoreStatusChanges drops update events that change nothing but the status.
+	IgnoreStatusChanges bool
+}
+
+// ChildRule is a resource the controller writes on behalf of its parents (children,
+// attachments, outputs) and how existing objects of it are updated.
+type ChildRule struct {
+	resources.Resource
+	Method v1alpha1.ChildUpdateMethod
+}
+
+// Kind is a controller kind's front door into the skeleton. Its methods are called
+// concurrently for different parents and must not modify the cached objects they are given.
+type Kind interface {
+	// Selects reports whether the controller acts on parent, an object of
+	// Config.Parents[resource] (parent label or annotation selectors). It is called from
+	// event handlers and must be cheap.
+	Selects(resource int, parent *unstructured.Unstructured) bool
+	// Claimant says how parent claims children: by selector (adopting matching orphans) or
+	// by mark (only children carrying the controller's mark). An error stops the reconcile
+	// before the hook is called and is reported as a Warning Event (InvalidSelector).
+	Claimant(parent *unstructured.Unstructured) (claim.Parent, error)
+	// Decide asks the hooks for the desired state of one parent and validates the answer.
+	// Hooks are called through d.Call. An error means nothing is written: the skeleton
+	// reports an *InvalidResponseError as InvalidHookResponse; failures of d.Call are
+	// already reported.
+	Decide(ctx context.Context, d *Decision) (*Outcome, error)
+}
+
+// OrphanRouter is implemented by kinds whose parents adopt orphans: it returns the parents
+// an orphan's event may concern, found through the parents' indexes.
+type OrphanRouter interface {
+	RouteOrphan(orphan *unstructured.Unstructured, parents []cache.Indexer) []Request
+}
+
+// ChildFilter is implemented by kinds whose parents share their children with other
+// controllers (decorator attachments): only children it accepts route events to their owner.
+type ChildFilter interface {
+	RoutesChild(child *unstructured.Unstructured) bool
+}
+
+// ParentForgetter is implemented by kinds that keep per-parent state: Forget is called when a
+// parent is deleted from the cache.
+type ParentForgetter interface {
+	Forget(parent *unstructured.Unstructured)
+}
+
+// Decision is the input of Kind.Decide for one parent.
+type Decision struct {
+	Parent *unstructured.Unstructured
+	// Resource is the index of the parent's resource in Config.Parents.
+	Resource int
+	// Hook is the hook to call: "sync", or "finalize" while Finalizing.
+	Hook       string
+	Finalizing bool
+	// Observed holds the children the parent claims (kept and about to be adopted), by
+	// index of Config.Children. Objects are the cache's own: read-only.
+	Observed map[int][]*unstructured.Unstructured
+
+	call func(ctx context.Context, hook string, req map[string]any) (map[string]any, error)
+}
+
+// Call invokes the controller's hook named hook with req and returns its response object. A
+// failure has already been counted, logged and reported as a Warning Event on the parent.
+func (d *Decision) Call(ctx context.Context, hook string, req map[string]any) (map[string]any, error) {
+	return d.call(ctx, hook, req)
+}
+
+// Outcome is a validated decision: what the skeleton writes for one parent.
+type Outcome struct {
+	// Children are the desired children by index of Config.Children, each with its
+	// namespace set. Claimed children of a rule that are not desired are deleted.
+	Children map[int][]*unstructured.Unstructured
+	// WriteParent, when set, writes the parent's own fields after the children. It returns
+	// the parent as the server stored it, or nil when it sent nothing.
+	WriteParent func(ctx context.Context) (*unstructured.Unstructured, error)
+	// ResyncAfter asks for one more reconcile of this parent after that long.
+	ResyncAfter time.Duration
+	// Finalized, from the finalize hook, lets the skeleton remove the finalizer once every
+	// write succeeded.
+	Finalized bool
+}

@@ -1,0 +1,78 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+)
+
+// ParentClient returns the client of parent's resource and namespace.
+func ParentClient(client dynamic.Interface, res ParentResource, parent *unstructured.Unstructured) dynamic.ResourceInterface {
+	c := client.Resource(res.GVR)
+	if res.Namespaced {
+		return c.Namespace(parent.GetNamespace())
+	}
+	return c
+}
+
+func (r *Runner) parentClient(res int, parent *unstructured.Unstructured) dynamic.ResourceInterface {
+	return ParentClient(r.cfg.Client, r.parents[res].ParentResource, parent)
+}
+
+func describeParent(res parentSource, parent *unstructured.Unstructured) string {
+	if ns := parent.GetNamespace(); ns != "" {
+		return res.GVK.Kind + " " + ns + "/" + parent.GetName()
+	}
+	return res.GVK.Kind + " " + parent.GetName()
+}
+
+// recheckParent confirms with a live read that the parent still exists under its UID and is
+// not being deleted, before anything is adopted for it.
+func (r *Runner) recheckParent(ctx context.Context, res int, parent *unstructured.Unstructured) error {
+	live, err := r.parentClient(res, parent).Get(ctx, parent.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("rechecking parent before adoption: %w", err)
+	}
+	if live.GetUID() != parent.GetUID() {
+		return fmt.Errorf("parent was replaced (UID %s, cached %s); not adopting", live.GetUID(), parent.GetUID())
+	}
+	if live.GetDeletionTimestamp() != nil {
+		return errors.New("parent is being deleted; not adopting")
+	}
+	return nil
+}
+
+// patchFinalizers adds (add true) or removes the controller's finalizer with a merge patch
+// guarded by the parent's uid and resourceVersion: a conflict means the cache is behind, and
+// the reconcile is retried. A parent that is gone needs nothing.
+func (r *Runner) patchFinalizers(ctx context.Context, res int, parent *unstructured.Unstructured, add bool) error {
+	finalizers := []string{}
+	for _, f := range parent.GetFinalizers() {
+		if f != r.cfg.Finalizer {
+			finalizers = append(finalizers, f)
+		}
+	}
+	if add {
+		finalizers = append(finalizers, r.cfg.Finalizer)
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"finalizers":      finalizers,
+		"uid":             parent.GetUID(),
+		"resourceVersion": parent.GetResourceVersion(),
+	}})
+	_, err := r.parentClient(res, parent).Patch(ctx, parent.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("updating finalizers: %w", err)
+	}
+	return nil
+}

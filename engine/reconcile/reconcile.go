@@ -1,0 +1,98 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"metascript.dev/metascript/engine/apply"
+)
+
+// reconcile brings one parent to the state its hooks ask for, in the order the package
+// comment gives. It reads only the cache, except for one live read of the parent before its
+// first adoption. It returns when the parent asked to be reconciled again.
+func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, error) {
+	obj, exists, err := r.parents[req.Resource].informer.Indexer().GetByKey(req.Key)
+	if err != nil || !exists {
+		return 0, err
+	}
+	parent := obj.(*unstructured.Unstructured)
+	selected := r.cfg.Kind.Selects(req.Resource, parent)
+	hasFinalizer := slices.Contains(parent.GetFinalizers(), r.cfg.Finalizer)
+	deleting := parent.GetDeletionTimestamp() != nil
+	finalizing := deleting || !selected && hasFinalizer && r.cfg.FinalizeDeselected
+	if !selected && !finalizing {
+		return 0, nil
+	}
+	finalize := r.cfg.Hooks["finalize"]
+	if finalizing && (finalize == nil || !hasFinalizer) {
+		// No finalize hook (any more): let the deletion proceed, or leave the deselected
+		// parent alone; the garbage collector removes children of deleted parents.
+		if hasFinalizer {
+			return 0, r.patchFinalizers(ctx, req.Resource, parent, false)
+		}
+		return 0, nil
+	}
+
+	// Gather.
+	claimant, err := r.cfg.Kind.Claimant(parent)
+	if err != nil {
+		r.warn(parent, "InvalidSelector", err)
+		return 0, err
+	}
+	plan := r.gather(parent, claimant)
+
+	// Decide. A failure here writes nothing.
+	hook := "sync"
+	if finalizing {
+		hook = "finalize"
+	}
+	d := &Decision{Parent: parent, Resource: req.Resource, Hook: hook, Finalizing: finalizing, Observed: plan.observed}
+	d.call = func(ctx context.Context, name string, hreq map[string]any) (map[string]any, error) {
+		return r.invoke(ctx, name, hreq, parent)
+	}
+	out, err := r.cfg.Kind.Decide(ctx, d)
+	if err != nil {
+		var invalid *InvalidResponseError
+		if errors.As(err, &invalid) {
+			r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hook, r.cfg.Hooks[hook].Form(), "invalid").Inc()
+			r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook: %w", hook, err))
+		}
+		return 0, err
+	}
+
+	// The decision is valid: from here on the engine writes.
+	var errs writeErrors
+	if !finalizing && (finalize != nil) != hasFinalizer {
+		if err := r.patchFinalizers(ctx, req.Resource, parent, finalize != nil); err != nil {
+			return 0, err
+		}
+	}
+	owner := apply.OwnerRef(parent)
+	lost := r.carryOutClaims(ctx, req.Resource, parent, owner, plan, &errs)
+	owned := r.manageChildren(ctx, parent, claimant, owner, plan.observed, lost, out.Children, &errs)
+	latest := parent
+	if out.WriteParent != nil {
+		stored, err := out.WriteParent(ctx)
+		if err != nil {
+			errs.add(describeParent(r.parents[req.Resource], parent), err)
+		}
+		if stored != nil {
+			latest = stored
+		}
+	}
+	if finalizing && out.Finalized && errs.empty() {
+		if err := r.patchFinalizers(ctx, req.Resource, latest, false); err != nil {
+			errs.add(describeParent(r.parents[req.Resource], parent), err)
+		}
+	}
+	r.setCount(req, owned, false)
+	if err := r.reportWrites(ctx, req.Resource, latest, &errs); err != nil {
+		errs.add(describeParent(r.parents[req.Resource], parent)+" status", err)
+	}
+	return out.ResyncAfter, errs.join()
+}

@@ -1,0 +1,240 @@
+package reconcile
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Validation of the parts of hook responses every kind shares. A response is validated
+// whole before anything is written; each error names the path of what is wrong.
+
+// InvalidResponseError locates what is wrong with a hook response. Nothing is written when a
+// response is invalid.
+type InvalidResponseError struct {
+	Path string
+	Msg  string
+}
+
+func (e *InvalidResponseError) Error() string {
+	if e.Path == "" {
+		return "invalid hook response: " + e.Msg
+	}
+	return fmt.Sprintf("invalid hook response: %s: %s", e.Path, e.Msg)
+}
+
+// Invalid returns an *InvalidResponseError at path.
+func Invalid(path, format string, args ...any) error {
+	return &InvalidResponseError{Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// CheckFields refuses a response field not among allowed.
+func CheckFields(resp map[string]any, allowed ...string) error {
+	for k := range resp {
+		if !slices.Contains(allowed, k) {
+			return Invalid(k, "unknown field (expected %s)", strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+// Common is the part of a response every kind reads the same way.
+type Common struct {
+	// Status is the response's status object; nil when absent or null.
+	Status      map[string]any
+	ResyncAfter time.Duration
+	Finalized   bool
+}
+
+// ParseCommon reads status (an object or null), resyncAfterSeconds (0 to one year) and
+// finalized (a boolean) from resp.
+func ParseCommon(resp map[string]any) (Common, error) {
+	var c Common
+	if s, ok := resp["status"]; ok && s != nil {
+		m, ok := s.(map[string]any)
+		if !ok {
+			return c, Invalid("status", "expected an object, got %s", TypeName(s))
+		}
+		c.Status = m
+	}
+	if v, ok := resp["resyncAfterSeconds"]; ok && v != nil {
+		secs, ok := Number(v)
+		if !ok || secs < 0 || math.IsNaN(secs) || secs > 365*24*3600 {
+			return c, Invalid("resyncAfterSeconds", "expected a number of seconds between 0 and one year, got %v", v)
+		}
+		c.ResyncAfter = time.Duration(secs * float64(time.Second))
+	}
+	if v, ok := resp["finalized"]; ok && v != nil {
+		b, ok := v.(bool)
+		if !ok {
+			return c, Invalid("finalized", "expected a boolean, got %s", TypeName(v))
+		}
+		c.Finalized = b
+	}
+	return c, nil
+}
+
+// Objects validates the list of objects at field of resp (children, attachments) and groups
+// them by index of rules: each is an object of a declared rule (ruleField names where rules
+// are declared, for the message), has a legal name, string labels and annotations, and a
+// namespace fitting its scope (defaulted to the parent's); no object appears twice. check,
+// when not nil, runs last on each object and may complete it (add labels, annotations); it
+// receives the object's path and its rule's index. The objects are the response's own maps.
+func Objects(resp map[string]any, field string, parent *unstructured.Unstructured, rules []ChildRule, ruleField string,
+	check func(path string, rule int, obj *unstructured.Unstructured) error) (map[int][]*unstructured.Unstructured, error) {
+	out := map[int][]*unstructured.Unstructured{}
+	list, _ := resp[field].([]any)
+	if c, ok := resp[field]; ok && c != nil && list == nil {
+		return nil, Invalid(field, "expected a list, got %s", TypeName(c))
+	}
+	seen := make(map[string]int, len(list))
+	for i, item := range list {
+		path := fmt.Sprintf("%s[%d]", field, i)
+		obj, ok := item.(map[string]any)
+		if !ok {
+			return nil, Invalid(path, "expected an object, got %s", TypeName(item))
+		}
+		child := &unstructured.Unstructured{Object: obj}
+		ri, err := validateObject(path, child, parent, rules, ruleField)
+		if err != nil {
+			return nil, err
+		}
+		if check != nil {
+			if err := check(path, ri, child); err != nil {
+				return nil, err
+			}
+		}
+		id := fmt.Sprintf("%d/%s/%s", ri, child.GetNamespace(), child.GetName())
+		if j, dup := seen[id]; dup {
+			return nil, Invalid(path, "duplicate of %s[%d] (%s %s)", field, j, child.GetKind(), child.GetName())
+		}
+		seen[id] = i
+		out[ri] = append(out[ri], child)
+	}
+	return out, nil
+}
+
+func validateObject(path string, child, parent *unstructured.Unstructured, rules []ChildRule, ruleField string) (int, error) {
+	apiVersion, ok := child.Object["apiVersion"].(string)
+	if !ok || apiVersion == "" {
+		return 0, Invalid(path+".apiVersion", "required string")
+	}
+	kind, ok := child.Object["kind"].(string)
+	if !ok || kind == "" {
+		return 0, Invalid(path+".kind", "required string")
+	}
+	ri := -1
+	for i, r := range rules {
+		if r.GVK.Kind == kind && r.APIVersion() == apiVersion {
+			ri = i
+			break
+		}
+	}
+	if ri < 0 {
+		return 0, Invalid(path, "%s %s is not among the controller's %s", apiVersion, kind, ruleField)
+	}
+	md, ok := child.Object["metadata"].(map[string]any)
+	if !ok {
+		return 0, Invalid(path+".metadata", "required object")
+	}
+	name, ok := md["name"].(string)
+	if !ok || name == "" {
+		return 0, Invalid(path+".metadata.name", "required string")
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return 0, Invalid(path+".metadata.name", "%q: %s", name, errs[0])
+	}
+	if err := CheckStrings(path+".metadata.labels", md["labels"]); err != nil {
+		return 0, err
+	}
+	if err := CheckStrings(path+".metadata.annotations", md["annotations"]); err != nil {
+		return 0, err
+	}
+	rule := rules[ri]
+	ns, _ := md["namespace"].(string)
+	if v, ok := md["namespace"]; ok && v != nil {
+		if _, ok := v.(string); !ok {
+			return 0, Invalid(path+".metadata.namespace", "expected string, got %s", TypeName(v))
+		}
+	}
+	switch {
+	case !rule.Namespaced && ns != "":
+		return 0, Invalid(path+".metadata.namespace", "%s is cluster-scoped and takes no namespace", kind)
+	case rule.Namespaced && parent.GetNamespace() == "" && ns == "":
+		return 0, Invalid(path+".metadata.namespace", "required: the parent is cluster-scoped")
+	case rule.Namespaced && parent.GetNamespace() != "" && ns != "" && ns != parent.GetNamespace():
+		return 0, Invalid(path+".metadata.namespace", "%q differs from the parent's namespace %q", ns, parent.GetNamespace())
+	case rule.Namespaced && ns == "":
+		md["namespace"] = parent.GetNamespace()
+	}
+	return ri, nil
+}
+
+// SetStrings sets the given keys of the string map at metadata.<field> of obj, creating it.
+func SetStrings(obj *unstructured.Unstructured, field string, kv map[string]string) {
+	md := obj.Object["metadata"].(map[string]any)
+	m, _ := md[field].(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+		md[field] = m
+	}
+	for k, v := range kv {
+		m[k] = v
+	}
+}
+
+// CheckStrings refuses anything but null or an object of strings at path.
+func CheckStrings(path string, v any) error {
+	if v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Invalid(path, "expected an object of strings, got %s", TypeName(v))
+	}
+	for k, e := range m {
+		if _, ok := e.(string); !ok {
+			return Invalid(path+"."+k, "expected string, got %s", TypeName(e))
+		}
+	}
+	return nil
+}
+
+// Number returns a JSON number as float64.
+func Number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// TypeName names the JSON type of v for messages.
+func TypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case int64, int:
+		return "int"
+	case float64:
+		return "float"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}

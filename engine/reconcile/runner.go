@@ -1,0 +1,294 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+
+	"metascript.dev/metascript/engine/apply"
+	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/index"
+	"metascript.dev/metascript/engine/informers"
+	"metascript.dev/metascript/engine/metrics"
+)
+
+// Env is what every controller's Runner shares with the engine.
+type Env struct {
+	Client    dynamic.Interface
+	Informers *informers.Factory
+	Recorder  record.EventRecorder
+	Metrics   *metrics.Metrics
+	Log       *slog.Logger
+	// Workers reconcile parents concurrently, per controller; at least 1.
+	Workers int
+}
+
+// Config is everything a Runner needs. Hooks are already compiled.
+type Config struct {
+	Env
+	// Name is "<kind>/<name>" (compositecontroller/website): the work queue's name, the
+	// metrics' controller label and the logs' controller attribute.
+	Name string
+	Kind Kind
+	// FieldManager is the field manager of every write made for this controller.
+	FieldManager string
+	// Finalizer is held on parents while a finalize hook exists.
+	Finalizer string
+	// FinalizeDeselected finalizes a parent that stops being selected while it holds the
+	// finalizer, as it is when deleted (DecoratorController). Otherwise such a parent is
+	// left alone.
+	FinalizeDeselected bool
+	Parents            []ParentResource
+	Children           []ChildRule
+	// Hooks are the controller's hooks by name; "sync" is required, "finalize" optional.
+	Hooks map[string]hooks.Invoker
+	// ResyncPeriod, when positive, enqueues every parent that often.
+	ResyncPeriod time.Duration
+}
+
+// ParentIndexer is implemented by kinds whose event routing looks parents up by index: it
+// registers those indexes on each parent informer before any handler is added.
+type ParentIndexer interface {
+	ParentIndexes(inf index.Informer) error
+}
+
+type parentSource struct {
+	ParentResource
+	informer *informers.Informer
+}
+
+type childSource struct {
+	ChildRule
+	informer *informers.Informer
+}
+
+// Runner reconciles the parents of one controller. Start and Stop are called once each.
+type Runner struct {
+	cfg        Config
+	parents    []parentSource
+	children   []childSource
+	apply      *apply.Applier
+	queue      workqueue.TypedRateLimitingInterface[Request]
+	regs       []registration
+	cancel     context.CancelFunc
+	workers    sync.WaitGroup
+	background sync.WaitGroup
+	stopping   atomic.Bool
+
+	countsMu sync.Mutex
+	counts   map[Request]int // parent → claimed children after its last reconcile
+}
+
+type registration struct {
+	inf *informers.Informer
+	reg cache.ResourceEventHandlerRegistration
+}
+
+// New returns a Runner for cfg that is not started yet.
+func New(cfg Config) (*Runner, error) {
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
+	}
+	if cfg.Hooks["sync"] == nil {
+		return nil, fmt.Errorf("%s: no sync hook", cfg.Name)
+	}
+	if len(cfg.Parents) == 0 {
+		return nil, fmt.Errorf("%s: no parent resource", cfg.Name)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	cfg.Log = cfg.Log.With("controller", cfg.Name)
+	r := &Runner{cfg: cfg, counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, cfg.FieldManager)}
+	for _, p := range cfg.Parents {
+		r.parents = append(r.parents, parentSource{ParentResource: p})
+	}
+	for _, c := range cfg.Children {
+		r.children = append(r.children, childSource{ChildRule: c})
+	}
+	return r, nil
+}
+
+// Start acquires the informers, registers indexes and event handlers, waits for the caches
+// to sync (or ctx to end) and starts the workers. It returns once workers run.
+func (r *Runner) Start(ctx context.Context) error {
+	ctx, r.cancel = context.WithCancel(ctx)
+	r.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[Request](),
+		workqueue.TypedRateLimitingQueueConfig[Request]{Name: r.cfg.Name})
+	var synced []cache.InformerSynced
+	fail := func(err error) error {
+		r.releaseAll()
+		return err
+	}
+	pi, _ := r.cfg.Kind.(ParentIndexer)
+	for i := range r.parents {
+		inf := r.cfg.Informers.Acquire(r.parents[i].GVR)
+		r.parents[i].informer = inf
+		if pi != nil {
+			if err := pi.ParentIndexes(inf); err != nil {
+				return fail(err)
+			}
+		}
+		synced = append(synced, inf.HasSynced)
+	}
+	for i := range r.children {
+		inf := r.cfg.Informers.Acquire(r.children[i].GVR)
+		r.children[i].informer = inf
+		if err := index.RegisterChildIndexes(inf); err != nil {
+			return fail(err)
+		}
+		synced = append(synced, inf.HasSynced)
+	}
+	for i := range r.parents {
+		if err := r.addHandler(r.parents[i].informer, r.parentHandler(i)); err != nil {
+			return fail(err)
+		}
+	}
+	for i := range r.children {
+		if err := r.addHandler(r.children[i].informer, r.childHandler()); err != nil {
+			return fail(err)
+		}
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return fail(fmt.Errorf("caches of %s did not sync: %w", r.cfg.Name, ctx.Err()))
+	}
+	for range r.cfg.Workers {
+		r.workers.Add(1)
+		go func() {
+			defer r.workers.Done()
+			for r.processNext(ctx) {
+			}
+		}()
+	}
+	if r.cfg.ResyncPeriod > 0 {
+		r.background.Add(1)
+		go func() {
+			defer r.background.Done()
+			r.resyncEvery(ctx, r.cfg.ResyncPeriod)
+		}()
+	}
+	return nil
+}
+
+// Stop stops accepting work, drops what is queued, lets in-flight reconciles finish, removes
+// the event handlers and releases the informers. It blocks until the workers have returned.
+func (r *Runner) Stop() {
+	r.stopping.Store(true)
+	r.queue.ShutDown()
+	r.workers.Wait()
+	r.cancel()
+	r.background.Wait()
+	r.releaseAll()
+}
+
+func (r *Runner) releaseAll() {
+	for _, reg := range r.regs {
+		_ = reg.inf.RemoveEventHandler(reg.reg)
+	}
+	r.regs = nil
+	for i := range r.parents {
+		if r.parents[i].informer != nil {
+			r.cfg.Informers.Release(r.parents[i].informer)
+			r.parents[i].informer = nil
+		}
+	}
+	for i := range r.children {
+		if r.children[i].informer != nil {
+			r.cfg.Informers.Release(r.children[i].informer)
+			r.children[i].informer = nil
+		}
+	}
+}
+
+func (r *Runner) addHandler(inf *informers.Informer, h cache.ResourceEventHandler) error {
+	reg, err := inf.AddEventHandler(h)
+	if err != nil {
+		return err
+	}
+	r.regs = append(r.regs, registration{inf: inf, reg: reg})
+	return nil
+}
+
+// Counts returns how many parents the controller selects and how many children they
+// claimed at their last reconcile.
+func (r *Runner) Counts() (parents, children int) {
+	for i, p := range r.parents {
+		if p.informer == nil {
+			continue
+		}
+		for _, obj := range p.informer.Indexer().List() {
+			if u, ok := obj.(*unstructured.Unstructured); ok && r.cfg.Kind.Selects(i, u) {
+				parents++
+			}
+		}
+	}
+	r.countsMu.Lock()
+	defer r.countsMu.Unlock()
+	for _, n := range r.counts {
+		children += n
+	}
+	return parents, children
+}
+
+func (r *Runner) setCount(req Request, n int, forget bool) {
+	r.countsMu.Lock()
+	defer r.countsMu.Unlock()
+	if forget {
+		delete(r.counts, req)
+		return
+	}
+	r.counts[req] = n
+}
+
+func (r *Runner) processNext(ctx context.Context) bool {
+	req, quit := r.queue.Get()
+	if quit {
+		return false
+	}
+	defer r.queue.Done(req)
+	if r.stopping.Load() {
+		return true
+	}
+	start := time.Now()
+	resyncAfter, err := r.reconcile(ctx, req)
+	r.cfg.Metrics.ReconcileDuration.WithLabelValues(r.cfg.Name).Observe(time.Since(start).Seconds())
+	if err != nil {
+		r.cfg.Metrics.Reconciles.WithLabelValues(r.cfg.Name, "error").Inc()
+		r.cfg.Log.Info("reconcile failed; retrying with backoff", "parent", req.Key, "error", err.Error())
+		r.queue.AddRateLimited(req)
+		return true
+	}
+	r.cfg.Metrics.Reconciles.WithLabelValues(r.cfg.Name, "success").Inc()
+	r.queue.Forget(req)
+	if resyncAfter > 0 {
+		r.queue.AddAfter(req, resyncAfter)
+	}
+	return true
+}
+
+func (r *Runner) resyncEvery(ctx context.Context, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for i, p := range r.parents {
+				for _, key := range p.informer.Indexer().ListKeys() {
+					r.queue.Add(Request{Resource: i, Key: key})
+				}
+			}
+		}
+	}
+}
