@@ -1,7 +1,7 @@
 // Package v1alpha1 holds the Go types of Metascript's controller resources in the API group
-// metascript.dev, version v1alpha1: CompositeController and the hook, budget and webhook specs
-// that every controller kind shares. The CRDs in manifests/ are generated from these types
-// (make generate); DeepCopy methods too.
+// metascript.dev, version v1alpha1: CompositeController, DecoratorController, and the hook,
+// budget and webhook specs that every controller kind shares. The CRDs in manifests/ are
+// generated from these types (make generate); DeepCopy methods too.
 //
 // +kubebuilder:object:generate=true
 // +groupName=metascript.dev
@@ -19,9 +19,13 @@ var GroupVersion = schema.GroupVersion{Group: "metascript.dev", Version: "v1alph
 // CompositeControllerResource is the GroupVersionResource of CompositeController.
 var CompositeControllerResource = GroupVersion.WithResource("compositecontrollers")
 
+// DecoratorControllerResource is the GroupVersionResource of DecoratorController.
+var DecoratorControllerResource = GroupVersion.WithResource("decoratorcontrollers")
+
 // AddToScheme registers the types of this package with a scheme.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &CompositeController{}, &CompositeControllerList{})
+	s.AddKnownTypes(GroupVersion, &CompositeController{}, &CompositeControllerList{},
+		&DecoratorController{}, &DecoratorControllerList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

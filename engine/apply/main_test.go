@@ -29,6 +29,7 @@ var (
 var (
 	configMaps     = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}
 	widgets        = Resource{GVR: schema.GroupVersionResource{Group: "test.metascript.dev", Version: "v1", Resource: "widgets"}, Namespaced: true}
+	gadgets        = Resource{GVR: schema.GroupVersionResource{Group: "test.metascript.dev", Version: "v1", Resource: "gadgets"}, Namespaced: true}
 	clusterWidgets = Resource{GVR: schema.GroupVersionResource{Group: "test.metascript.dev", Version: "v1", Resource: "clusterwidgets"}}
 	namespaces     = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}}
 )

@@ -11,6 +11,7 @@ import (
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/composite"
+	"metascript.dev/metascript/engine/decorator"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
@@ -47,6 +48,7 @@ func (e *buildError) Error() string { return e.err.Error() }
 func controllerKinds() []controllerKind {
 	return []controllerKind{
 		{name: "compositecontroller", resource: v1alpha1.CompositeControllerResource, build: buildComposite},
+		{name: "decoratorcontroller", resource: v1alpha1.DecoratorControllerResource, build: buildDecorator},
 	}
 }
 
@@ -83,6 +85,48 @@ func buildComposite(ctx context.Context, m *Manager, u *unstructured.Unstructure
 	}
 	b.runner, err = composite.New(composite.Spec{Controller: &cc, ControllerObject: u.Object, Parent: parent,
 		Children: children, Hooks: invokers}, m.env())
+	if err != nil {
+		return nil, &buildError{reason: "InvalidSpec", err: err}
+	}
+	return b, nil
+}
+
+func buildDecorator(ctx context.Context, m *Manager, u *unstructured.Unstructured) (*built, error) {
+	var dc v1alpha1.DecoratorController
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &dc); err != nil {
+		return nil, &buildError{reason: "InvalidSpec", err: err, hooks: true}
+	}
+	h := dc.Spec.Hooks
+	if h == nil || h.Sync == nil {
+		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.sync is required")}
+	}
+	if h.Customize != nil {
+		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.customize is not supported yet")}
+	}
+	ref := "decoratorcontroller/" + dc.Name
+	invokers, capped, err := m.compile(ctx, ref, dc.Spec.Script, map[string]*v1alpha1.Hook{"sync": h.Sync, "finalize": h.Finalize})
+	if err != nil {
+		return nil, err
+	}
+	b := &built{capped: capped}
+	spec := decorator.Spec{Controller: &dc, ControllerObject: u.Object, Hooks: invokers}
+	for i, r := range dc.Spec.Resources {
+		res, err := m.resolve(fmt.Sprintf("spec.resources[%d]", i), r.ResourceRule)
+		if err != nil {
+			return nil, err
+		}
+		spec.Targets = append(spec.Targets, res)
+		b.watched = append(b.watched, res.GVR)
+	}
+	for i, a := range dc.Spec.Attachments {
+		res, err := m.resolve(fmt.Sprintf("spec.attachments[%d]", i), a.ResourceRule)
+		if err != nil {
+			return nil, err
+		}
+		spec.Attachments = append(spec.Attachments, res)
+		b.watched = append(b.watched, res.GVR)
+	}
+	b.runner, err = decorator.New(spec, m.env())
 	if err != nil {
 		return nil, &buildError{reason: "InvalidSpec", err: err}
 	}

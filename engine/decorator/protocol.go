@@ -1,0 +1,126 @@
+package decorator
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"metascript.dev/metascript/engine/apply"
+	"metascript.dev/metascript/engine/reconcile"
+)
+
+// Decide implements reconcile.Kind: Metacontroller's decorator request (controller, object,
+// attachments, related, finalizing), one hook call, and a response of labels, annotations,
+// status, attachments, resyncAfterSeconds and finalized.
+func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Outcome, error) {
+	req := map[string]any{
+		"controller":  k.controller,
+		"object":      d.Parent.Object,
+		"attachments": reconcile.ObjectMap(d.Parent, k.rules, d.Observed, k.hookVersion),
+		"related":     map[string]any{},
+		"finalizing":  d.Finalizing,
+	}
+	resp, err := d.Call(ctx, d.Hook, req)
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := k.parseResponse(resp, d.Parent)
+	if err != nil {
+		return nil, err
+	}
+	target, res := d.Parent, k.targets[d.Resource]
+	return &reconcile.Outcome{
+		Children:    parsed.attachments,
+		ResyncAfter: parsed.ResyncAfter,
+		Finalized:   parsed.Finalized,
+		WriteParent: func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return k.applier.Decorate(ctx,
+				apply.Resource{GVR: res.GVR, Namespaced: res.Namespaced}, target, k.record, res.HasStatus, parsed.decoration)
+		},
+	}, nil
+}
+
+type syncResponse struct {
+	reconcile.Common
+	decoration  apply.Decoration
+	attachments map[int][]*unstructured.Unstructured
+}
+
+// parseResponse validates a whole response before anything is written.
+func (k *kind) parseResponse(resp map[string]any, target *unstructured.Unstructured) (*syncResponse, error) {
+	if err := reconcile.CheckFields(resp, "labels", "annotations", "status", "attachments", "resyncAfterSeconds", "finalized"); err != nil {
+		return nil, err
+	}
+	common, err := reconcile.ParseCommon(resp)
+	if err != nil {
+		return nil, err
+	}
+	out := &syncResponse{Common: common}
+	out.decoration.Status = common.Status
+	if out.decoration.Labels, err = stringMap(resp, "labels", true); err != nil {
+		return nil, err
+	}
+	if out.decoration.Annotations, err = stringMap(resp, "annotations", false); err != nil {
+		return nil, err
+	}
+	out.attachments, err = reconcile.Objects(resp, "attachments", target, k.rules, "attachments",
+		func(path string, _ int, obj *unstructured.Unstructured) error {
+			if v, ok := obj.GetAnnotations()[MarkAnnotation]; ok && v != k.name {
+				return reconcile.Invalid(path+".metadata.annotations."+MarkAnnotation,
+					"%q names another decorator; the engine sets it to %q", v, k.name)
+			}
+			reconcile.SetStrings(obj, "annotations", map[string]string{MarkAnnotation: k.name})
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// stringMap reads the labels or annotations of a response: an object whose values are
+// strings (set the key) or null (remove it). Keys must be qualified names, label values
+// valid label values; keys under decorators.metascript.dev/ are the engine's.
+func stringMap(resp map[string]any, field string, isLabel bool) (map[string]*string, error) {
+	v, ok := resp[field]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, reconcile.Invalid(field, "expected an object of strings or nulls, got %s", reconcile.TypeName(v))
+	}
+	keys := make([]string, 0, len(m))
+	for key := range m {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys) // the first error reported is the same at every call
+	out := make(map[string]*string, len(m))
+	for _, key := range keys {
+		path := field + "." + key
+		if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+			return nil, reconcile.Invalid(path, "key %q: %s", key, errs[0])
+		}
+		if strings.HasPrefix(key, "decorators.metascript.dev/") {
+			return nil, reconcile.Invalid(path, "keys under decorators.metascript.dev/ are the engine's")
+		}
+		switch e := m[key].(type) {
+		case nil:
+			out[key] = nil
+		case string:
+			if isLabel {
+				if errs := validation.IsValidLabelValue(e); len(errs) > 0 {
+					return nil, reconcile.Invalid(path, "value %q: %s", e, errs[0])
+				}
+			}
+			s := e
+			out[key] = &s
+		default:
+			return nil, reconcile.Invalid(path, "expected a string or null, got %s", reconcile.TypeName(e))
+		}
+	}
+	return out, nil
+}
