@@ -275,7 +275,7 @@ func TestSwapLanguage(t *testing.T) {
 	createSample(t, ns)
 	site := waitConverged(t, ns, map[string]any{"ConfigMap": int64(2), "Service": int64(1), "Secret": int64(1)})
 	before := versions(t, ns)
-	reconciles := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues("website", "success"))
+	reconciles := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues("compositecontroller/website", "success"))
 
 	// The engine writes the controller's status meanwhile: retry on a stale resourceVersion.
 	swapped := enginetest.ObjectsFromFile(t, languages[1].file)[0]
@@ -293,7 +293,7 @@ func TestSwapLanguage(t *testing.T) {
 	}
 	waitControllerRunning(t, cc.GetName(), cc.GetGeneration())
 	enginetest.Eventually(t, wait, func() (bool, string) {
-		n := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues("website", "success"))
+		n := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues("compositecontroller/website", "success"))
 		return n > reconciles, "the site was not re-synced after the swap"
 	})
 	if after := versions(t, ns); !reflect.DeepEqual(after, before) {
@@ -308,11 +308,11 @@ func TestSwapLanguage(t *testing.T) {
 func checkNoWritesOnResync(t *testing.T, ns string) {
 	t.Helper()
 	site := getSite(t, ns, "hello")
-	reconciles := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues("website", "success"))
+	reconciles := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues("compositecontroller/website", "success"))
 	site = env.Patch(t, site, fmt.Sprintf(`{"metadata":{"labels":{"resync":"%d"}}}`, time.Now().UnixNano()))
 	before := versions(t, ns)
 	enginetest.Eventually(t, wait, func() (bool, string) {
-		n := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues("website", "success"))
+		n := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues("compositecontroller/website", "success"))
 		depth := env.Engine.Metrics.QueueDepth("compositecontroller/website")
 		return n > reconciles && depth == 0, fmt.Sprintf("reconciles %v → %v, queue depth %v", reconciles, n, depth)
 	})

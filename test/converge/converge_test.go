@@ -353,7 +353,7 @@ func waitResynced(t *testing.T, ctx context.Context, c dynamic.Interface, name s
 func reconciles(t *testing.T, controller string) float64 {
 	t.Helper()
 	var m dto.Metric
-	if err := engineMetrics().Reconciles.WithLabelValues(controller, "success").Write(&m); err != nil {
+	if err := engineMetrics().Reconciles.WithLabelValues("compositecontroller/"+controller, "success").Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
