@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -419,4 +420,69 @@ spec: {}`))
 	if calls.Load() == 0 {
 		t.Fatal("the webhook was never called")
 	}
+}
+
+// TestDecoratorResyncPeriod: a converged target whose hook changes nothing, so that no event
+// brings it back, is synced again every resyncPeriodSeconds.
+func TestDecoratorResyncPeriod(t *testing.T) {
+	controller(t, "decorator-resync.yaml")
+	ns := env.Namespace(t)
+	target(t, ns, "r", "decorator-resync", false, map[string]any{})
+	syncs := func() float64 {
+		return testutil.ToFloat64(env.Engine.Metrics.Reconciles.WithLabelValues("decoratorcontroller/decorator-resync", "success"))
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) { return syncs() >= 1, "never synced" })
+	before := syncs()
+	time.Sleep(2500 * time.Millisecond)
+	if n := syncs() - before; n < 2 {
+		t.Fatalf("%v syncs in 2.5s with resyncPeriodSeconds 1, want at least 2", n)
+	}
+}
+
+// TestDecoratorSyntaxErrorReported: a compile error is located on the controller's status
+// before any target is touched.
+func TestDecoratorSyntaxErrorReported(t *testing.T) {
+	dc := controller(t, "decorator-syntax-error.yaml")
+	ns := env.Namespace(t)
+	b := target(t, ns, "s", "decorator-syntax", false, map[string]any{})
+	var cur *unstructured.Unstructured
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		cur = env.Get(t, "metascript.dev/v1alpha1", "DecoratorController", "", dc.GetName())
+		return enginetest.Condition(cur, "HooksCompiled") == "False" && enginetest.Condition(cur, "Ready") == "False",
+			fmt.Sprintf("status %v", cur.Object["status"])
+	})
+	if msg := conditionMessage(cur, "HooksCompiled"); !strings.Contains(msg, "decoratorcontroller/decorator-syntax-error/hooks/sync:3:") {
+		t.Fatalf("HooksCompiled message %q does not locate the error (hook and line 3)", msg)
+	}
+	time.Sleep(time.Second)
+	if got := getBundle(t, ns, "s"); got.GetResourceVersion() != b.GetResourceVersion() {
+		t.Fatalf("target touched by a decorator that does not compile: %v", got.Object)
+	}
+}
+
+// TestDecoratorEditResyncs: editing a decorator's hook recompiles it and syncs every target
+// again; counts appear on its status.
+func TestDecoratorEditResyncs(t *testing.T) {
+	dc := decorator(t, "deco-edit", "deco-edit", "InPlace")
+	ns := env.Namespace(t)
+	target(t, ns, "e", "deco-edit", true, map[string]any{"deco-edit": map[string]any{
+		"attachments": []any{map[string]any{"name": "a", "value": "1"}}}})
+	waitValue(t, ns, "deco-edit-a", "1")
+	editControllerOf(t, "DecoratorController", dc.GetName(), func(cur *unstructured.Unstructured) {
+		src, _, _ := unstructured.NestedString(cur.Object, "spec", "script", "starlark", "source")
+		edited := strings.Replace(src, `"data": {"value": a["value"]}`, `"data": {"value": "v2-" + a["value"]}`, 1)
+		if edited == src {
+			t.Fatal("test fixture changed: replacement did not apply")
+		}
+		if err := unstructured.SetNestedField(cur.Object, edited, "spec", "script", "starlark", "source"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	waitValue(t, ns, "deco-edit-a", "v2-1")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		cur := env.Get(t, "metascript.dev/v1alpha1", "DecoratorController", "", dc.GetName())
+		p, _, _ := unstructured.NestedInt64(cur.Object, "status", "parents")
+		c, _, _ := unstructured.NestedInt64(cur.Object, "status", "children")
+		return p == 1 && c == 1 && enginetest.Condition(cur, "Ready") == "True", fmt.Sprintf("status %v", cur.Object["status"])
+	})
 }

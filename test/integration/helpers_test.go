@@ -8,12 +8,18 @@ import (
 	"k8s.io/client-go/util/retry"
 )
 
-// editController reads a controller, lets edit change it, and updates it, again on a
-// conflict: the engine writes the controller's status concurrently.
+// editController reads a CompositeController, lets edit change it, and updates it, again on
+// a conflict: the engine writes the controller's status concurrently.
 func editController(t *testing.T, name string, edit func(*unstructured.Unstructured)) {
 	t.Helper()
+	editControllerOf(t, "CompositeController", name, edit)
+}
+
+// editControllerOf is editController for a controller resource of any kind.
+func editControllerOf(t *testing.T, kind, name string, edit func(*unstructured.Unstructured)) {
+	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur := env.Get(t, "metascript.dev/v1alpha1", "CompositeController", "", name)
+		cur := env.Get(t, "metascript.dev/v1alpha1", kind, "", name)
 		edit(cur)
 		_, err := env.Client(t, cur).Update(t.Context(), cur, metav1.UpdateOptions{})
 		return err
