@@ -18,9 +18,11 @@
 // Before any of these rows, a child outside a namespaced parent's namespace is ignored: an
 // owner reference cannot cross namespaces, so such an object is never this parent's child.
 //
-// A parent that several controllers share (the target of decorators) claims by mark instead
-// of by selector: its children of this controller are those it controls that carry the
-// controller's mark, an annotation naming it. Such a parent never adopts and never releases:
+// A parent that several controllers share (the target of decorators), or whose children are
+// not chosen by a selector (the outputs of a MapController), claims by mark instead of by
+// selector: its children of this controller are those it controls that carry the
+// controller's mark, an annotation or label naming it. Such a parent never adopts and never
+// releases:
 //
 //	child's ControllerRef   carries the mark   decision
 //	other controller        any                Ignore
@@ -90,9 +92,21 @@ type Parent struct {
 	Mark *Mark
 }
 
-// Mark is the annotation that tells one controller's children of a shared parent apart.
+// Mark is the annotation, or label, that tells one controller's children of a parent apart.
 type Mark struct {
 	Key, Value string
+	// Label: the mark is a label, not an annotation.
+	Label bool
+}
+
+// on reports whether a child carries the mark.
+func (m *Mark) on(c Child) bool {
+	if m.Label {
+		v, ok := c.Labels[m.Key]
+		return ok && v == m.Value
+	}
+	v, ok := c.Annotations[m.Key]
+	return ok && v == m.Value
 }
 
 // Adopts reports whether the parent may adopt orphans, so that the caller knows whether
@@ -141,7 +155,7 @@ func Decide(parent Parent, child Child) Decision {
 	}
 	if m := parent.Mark; m != nil {
 		ref := controllerRef(child.OwnerReferences)
-		if ref != nil && ref.UID == parent.UID && child.Annotations[m.Key] == m.Value {
+		if ref != nil && ref.UID == parent.UID && m.on(child) {
 			return Keep
 		}
 		return Ignore

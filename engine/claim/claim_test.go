@@ -27,6 +27,7 @@ func TestDecide(t *testing.T) {
 	theirs := []metav1.OwnerReference{ref(otherUID, true)}
 	mark := &Mark{Key: "metascript.dev/decorator-controller", Value: "d"}
 	marked := map[string]string{mark.Key: "d"}
+	labelMark := &Mark{Key: "m", Value: "v", Label: true}
 
 	tests := []struct {
 		name   string
@@ -114,6 +115,10 @@ func TestDecide(t *testing.T) {
 			Child{Annotations: marked, Labels: matching}, Ignore},
 		{"mark wins over a selector", Parent{UID: parentUID, Mark: mark, Selector: selector},
 			Child{Labels: matching}, Ignore},
+		{"label mark, mine and labelled", Parent{UID: parentUID, Mark: labelMark},
+			Child{OwnerReferences: mine, Labels: map[string]string{"m": "v"}}, Keep},
+		{"label mark, mine but only annotated", Parent{UID: parentUID, Mark: labelMark},
+			Child{OwnerReferences: mine, Annotations: map[string]string{"m": "v"}}, Ignore},
 		{"mark, namespaced parent, marked child in another namespace", Parent{UID: parentUID, Namespace: "a", Mark: mark},
 			Child{Namespace: "b", OwnerReferences: mine, Annotations: marked}, Ignore},
 	}

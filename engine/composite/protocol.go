@@ -30,7 +30,7 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 	if parsed.Status != nil {
 		parent, status := d.Parent, parsed.Status
 		out.WriteParent = func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return k.writeStatus(ctx, parent, status)
+			return reconcile.ReplaceStatus(ctx, k.client, k.parent, k.fieldManager, parent, status)
 		}
 	}
 	return out, nil

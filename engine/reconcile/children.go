@@ -93,17 +93,22 @@ func (r *Runner) carryOutClaims(ctx context.Context, res int, parent *unstructur
 }
 
 // manageChildren applies every desired child and deletes every claimed child the hook no
-// longer returns, under each rule's update method. It returns how many children the parent
-// claims afterwards.
+// longer returns and did not ask to leave untouched, under each rule's update method. It
+// returns how many children the parent claims afterwards.
 func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstructured, claimant claim.Parent,
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
-	desired map[int][]*unstructured.Unstructured, errs *writeErrors) int {
+	out *Outcome, errs *writeErrors) int {
 	owned := 0
 	for i, rule := range r.children {
 		res := r.applyResource(i)
+		desired := out.Children
 		have := make(map[string]*unstructured.Unstructured, len(observed[i]))
 		for _, o := range observed[i] {
 			if lost[o] {
+				continue
+			}
+			if out.Untouched[o] {
+				owned++
 				continue
 			}
 			have[o.GetNamespace()+"/"+o.GetName()] = o

@@ -114,6 +114,46 @@ func (r *Runner) childHandler() cache.ResourceEventHandler {
 	}
 }
 
+// inputHandler routes input events to the parents the InputRouter names, for the input as
+// it was and as it is.
+func (r *Runner) inputHandler() cache.ResourceEventHandler {
+	router := r.cfg.Kind.(InputRouter)
+	route := func(objs ...any) {
+		indexers := make([]cache.Indexer, len(r.parents))
+		for i, p := range r.parents {
+			indexers[i] = p.informer.Indexer()
+		}
+		seen := map[Request]bool{}
+		for _, obj := range objs {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			u, ok := obj.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			for _, req := range router.RouteInput(u, indexers) {
+				if !seen[req] {
+					seen[req] = true
+					r.queue.Add(req)
+				}
+			}
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { route(obj) },
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(*unstructured.Unstructured)
+			c, ok2 := cur.(*unstructured.Unstructured)
+			if ok1 && ok2 && o.GetResourceVersion() == c.GetResourceVersion() {
+				return // a relist: parents resync on their own schedule
+			}
+			route(old, cur)
+		},
+		DeleteFunc: func(obj any) { route(obj) },
+	}
+}
+
 // routeChild enqueues the owner of a controlled child, or the candidate parents of an orphan.
 func (r *Runner) routeChild(u *unstructured.Unstructured) {
 	if ref := index.ControllerRef(u); ref != nil {

@@ -84,6 +84,14 @@ type ChildFilter interface {
 	RoutesChild(child *unstructured.Unstructured) bool
 }
 
+// InputRouter is implemented by kinds that watch inputs (Config.Inputs): objects the
+// parents read but do not own. It returns the parents an input's event concerns, found
+// through the parents' indexes (never by a scan); it is called with the input as it was and
+// as it is on an update, so that a parent it stops concerning hears of it too.
+type InputRouter interface {
+	RouteInput(input *unstructured.Unstructured, parents []cache.Indexer) []Request
+}
+
 // ParentForgetter is implemented by kinds that keep per-parent state: Forget is called when a
 // parent is deleted from the cache.
 type ParentForgetter interface {
@@ -101,6 +109,8 @@ type Decision struct {
 	// Observed holds the children the parent claims (kept and about to be adopted), by
 	// index of Config.Children. Objects are the cache's own: read-only.
 	Observed map[int][]*unstructured.Unstructured
+	// Inputs are the caches of Config.Inputs, by index: read-only.
+	Inputs []cache.Indexer
 
 	call func(ctx context.Context, hook string, req map[string]any) (map[string]any, error)
 }
@@ -114,8 +124,13 @@ func (d *Decision) Call(ctx context.Context, hook string, req map[string]any) (m
 // Outcome is a validated decision: what the skeleton writes for one parent.
 type Outcome struct {
 	// Children are the desired children by index of Config.Children, each with its
-	// namespace set. Claimed children of a rule that are not desired are deleted.
+	// namespace set. Claimed children of a rule that are neither desired nor Untouched are
+	// deleted.
 	Children map[int][]*unstructured.Unstructured
+	// Untouched are observed children to leave exactly as they are: counted as the parent's,
+	// neither updated nor deleted (the outputs of an input whose map call failed, or that
+	// needed no new call).
+	Untouched map[*unstructured.Unstructured]bool
 	// WriteParent, when set, writes the parent's own fields after the children. It returns
 	// the parent as the server stored it, or nil when it sent nothing.
 	WriteParent func(ctx context.Context) (*unstructured.Unstructured, error)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/engine/apply"
 )
@@ -51,7 +52,8 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	if finalizing {
 		hook = "finalize"
 	}
-	d := &Decision{Parent: parent, Resource: req.Resource, Hook: hook, Finalizing: finalizing, Observed: plan.observed}
+	d := &Decision{Parent: parent, Resource: req.Resource, Hook: hook, Finalizing: finalizing, Observed: plan.observed,
+		Inputs: r.inputIndexers()}
 	d.call = func(ctx context.Context, name string, hreq map[string]any) (map[string]any, error) {
 		return r.invoke(ctx, name, hreq, parent)
 	}
@@ -74,7 +76,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	}
 	owner := apply.OwnerRef(parent)
 	lost := r.carryOutClaims(ctx, req.Resource, parent, owner, plan, &errs)
-	owned := r.manageChildren(ctx, parent, claimant, owner, plan.observed, lost, out.Children, &errs)
+	owned := r.manageChildren(ctx, parent, claimant, owner, plan.observed, lost, out, &errs)
 	latest := parent
 	if out.WriteParent != nil {
 		stored, err := out.WriteParent(ctx)
@@ -95,4 +97,15 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		errs.add(describeParent(r.parents[req.Resource], parent)+" status", err)
 	}
 	return out.ResyncAfter, errs.join()
+}
+
+func (r *Runner) inputIndexers() []cache.Indexer {
+	if len(r.inputs) == 0 {
+		return nil
+	}
+	out := make([]cache.Indexer, len(r.inputs))
+	for i, inf := range r.inputs {
+		out[i] = inf.Indexer()
+	}
+	return out
 }

@@ -19,6 +19,7 @@ import (
 	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/informers"
 	"metascript.dev/metascript/engine/metrics"
+	"metascript.dev/metascript/engine/resources"
 )
 
 // Env is what every controller's Runner shares with the engine.
@@ -49,6 +50,9 @@ type Config struct {
 	FinalizeDeselected bool
 	Parents            []ParentResource
 	Children           []ChildRule
+	// Inputs are resources the parents read but do not own; their events reach parents
+	// through the Kind's InputRouter, which is then required.
+	Inputs []resources.Resource
 	// Hooks are the controller's hooks by name; "sync" is required, "finalize" optional.
 	Hooks map[string]hooks.Invoker
 	// ResyncPeriod, when positive, enqueues every parent that often.
@@ -76,6 +80,7 @@ type Runner struct {
 	cfg        Config
 	parents    []parentSource
 	children   []childSource
+	inputs     []*informers.Informer
 	apply      *apply.Applier
 	queue      workqueue.TypedRateLimitingInterface[Request]
 	regs       []registration
@@ -103,6 +108,9 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if len(cfg.Parents) == 0 {
 		return nil, fmt.Errorf("%s: no parent resource", cfg.Name)
+	}
+	if _, ok := cfg.Kind.(InputRouter); len(cfg.Inputs) > 0 && !ok {
+		return nil, fmt.Errorf("%s: inputs without an InputRouter", cfg.Name)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -148,6 +156,16 @@ func (r *Runner) Start(ctx context.Context) error {
 			return fail(err)
 		}
 		synced = append(synced, inf.HasSynced)
+	}
+	for _, res := range r.cfg.Inputs {
+		inf := r.cfg.Informers.Acquire(res.GVR)
+		r.inputs = append(r.inputs, inf)
+		synced = append(synced, inf.HasSynced)
+	}
+	for _, inf := range r.inputs {
+		if err := r.addHandler(inf, r.inputHandler()); err != nil {
+			return fail(err)
+		}
 	}
 	for i := range r.parents {
 		if err := r.addHandler(r.parents[i].informer, r.parentHandler(i)); err != nil {
@@ -208,6 +226,10 @@ func (r *Runner) releaseAll() {
 			r.children[i].informer = nil
 		}
 	}
+	for _, inf := range r.inputs {
+		r.cfg.Informers.Release(inf)
+	}
+	r.inputs = nil
 }
 
 func (r *Runner) addHandler(inf *informers.Informer, h cache.ResourceEventHandler) error {

@@ -1,4 +1,4 @@
-package composite
+package reconcile
 
 import (
 	"context"
@@ -9,22 +9,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-
-	"metascript.dev/metascript/engine/reconcile"
+	"k8s.io/client-go/dynamic"
 )
 
-// writeStatus replaces the parent's status with the hook's, plus observedGeneration and the
-// engine's Synced condition when the parent has one, and sends nothing when the cached
-// status already equals it. It uses the status subresource when the resource has one. It
-// returns the parent as stored, or nil when nothing was sent or the parent is gone.
-func (k *kind) writeStatus(ctx context.Context, parent *unstructured.Unstructured, status map[string]any) (*unstructured.Unstructured, error) {
+// ReplaceStatus replaces the status of a parent whose status is its controller's alone
+// (CompositeController, MapController) with status, plus observedGeneration and the engine's
+// Synced condition when the parent has one, and sends nothing when the cached status already
+// equals it. It uses the status subresource when the resource has one. It returns the parent
+// as stored, or nil when nothing was sent or the parent is gone.
+func ReplaceStatus(ctx context.Context, client dynamic.Interface, res ParentResource, fieldManager string,
+	parent *unstructured.Unstructured, status map[string]any) (*unstructured.Unstructured, error) {
 	want := make(map[string]any, len(status)+1)
-	for key, v := range reconcile.CarryCondition(parent, status, reconcile.SyncedCondition) {
+	for key, v := range CarryCondition(parent, status, SyncedCondition) {
 		want[key] = v
 	}
 	want["observedGeneration"] = parent.GetGeneration()
 	have, _, _ := unstructured.NestedFieldNoCopy(parent.Object, "status")
-	if sameJSON(have, want) {
+	if SameJSON(have, want) {
 		return nil, nil
 	}
 	patch, err := json.Marshal([]map[string]any{
@@ -35,11 +36,11 @@ func (k *kind) writeStatus(ctx context.Context, parent *unstructured.Unstructure
 		return nil, fmt.Errorf("encoding status: %w", err)
 	}
 	var sub []string
-	if k.parent.HasStatus {
+	if res.HasStatus {
 		sub = []string{"status"}
 	}
-	stored, err := reconcile.ParentClient(k.client, k.parent, parent).Patch(ctx, parent.GetName(), types.JSONPatchType, patch,
-		metav1.PatchOptions{FieldManager: k.fieldManager}, sub...)
+	stored, err := ParentClient(client, res, parent).Patch(ctx, parent.GetName(), types.JSONPatchType, patch,
+		metav1.PatchOptions{FieldManager: fieldManager}, sub...)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -49,10 +50,10 @@ func (k *kind) writeStatus(ctx context.Context, parent *unstructured.Unstructure
 	return stored, nil
 }
 
-// sameJSON reports whether two JSON-shaped values are equal as JSON: numbers compare by
+// SameJSON reports whether two JSON-shaped values are equal as JSON: numbers compare by
 // value, so the int64 the cache holds equals the float64 a hook returned for the same number.
-// It allocates nothing, since every reconcile that returns a status calls it.
-func sameJSON(a, b any) bool {
+// It allocates nothing, since every reconcile that writes a status calls it.
+func SameJSON(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
@@ -61,7 +62,7 @@ func sameJSON(a, b any) bool {
 		}
 		for key, v := range x {
 			w, ok := y[key]
-			if !ok || !sameJSON(v, w) {
+			if !ok || !SameJSON(v, w) {
 				return false
 			}
 		}
@@ -72,14 +73,14 @@ func sameJSON(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !sameJSON(x[i], y[i]) {
+			if !SameJSON(x[i], y[i]) {
 				return false
 			}
 		}
 		return true
 	}
-	if n, ok := reconcile.Number(a); ok {
-		m, ok := reconcile.Number(b)
+	if n, ok := Number(a); ok {
+		m, ok := Number(b)
 		return ok && n == m
 	}
 	return a == b
