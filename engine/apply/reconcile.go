@@ -54,54 +54,62 @@ const (
 // ErrNotOwned and ErrUnsupportedMethod mean the call cannot succeed as given; anything else is
 // worth a retry with backoff.
 func (a *Applier) Reconcile(ctx context.Context, res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured, method v1alpha1.ChildUpdateMethod) (Action, error) {
+	action, _, err := a.ReconcileStored(ctx, res, owner, desired, observed, method)
+	return action, err
+}
+
+// ReconcileStored is Reconcile that also returns the child as it is now stored, as far as
+// this call knows: the server's answer when it applied (Created, Updated), observed when it
+// sent nothing (Unchanged, Skipped), nil when it deleted the child or failed.
+func (a *Applier) ReconcileStored(ctx context.Context, res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured, method v1alpha1.ChildUpdateMethod) (Action, *unstructured.Unstructured, error) {
 	switch method {
 	case "", v1alpha1.ChildUpdateOnDelete, v1alpha1.ChildUpdateRecreate, v1alpha1.ChildUpdateInPlace:
 	case v1alpha1.ChildUpdateRollingRecreate, v1alpha1.ChildUpdateRollingInPlace:
-		return Unchanged, fmt.Errorf("%w: %s is not supported yet; use OnDelete, Recreate or InPlace", ErrUnsupportedMethod, method)
+		return Unchanged, nil, fmt.Errorf("%w: %s is not supported yet; use OnDelete, Recreate or InPlace", ErrUnsupportedMethod, method)
 	default:
-		return Unchanged, fmt.Errorf("%w: unknown update method %q", ErrUnsupportedMethod, method)
+		return Unchanged, nil, fmt.Errorf("%w: unknown update method %q", ErrUnsupportedMethod, method)
 	}
 
 	if desired == nil {
 		if observed == nil {
-			return Unchanged, fmt.Errorf("%w: neither a desired nor an observed child", ErrInvalid)
+			return Unchanged, nil, fmt.Errorf("%w: neither a desired nor an observed child", ErrInvalid)
 		}
 		if ref := controllerOf(observed); ref != nil && ref.UID != owner.UID {
-			return Unchanged, fmt.Errorf("%w: %s is controlled by %s %s", ErrNotOwned, describe(res, observed), ref.Kind, ref.Name)
+			return Unchanged, nil, fmt.Errorf("%w: %s is controlled by %s %s", ErrNotOwned, describe(res, observed), ref.Kind, ref.Name)
 		}
 		if observed.GetDeletionTimestamp() != nil {
-			return Skipped, nil
+			return Skipped, observed, nil
 		}
 		if err := a.Delete(ctx, res, observed); err != nil {
-			return Unchanged, err
+			return Unchanged, nil, err
 		}
-		return Deleted, nil
+		return Deleted, nil, nil
 	}
 
 	config, hash, err := configuration(owner, desired)
 	if err != nil {
-		return Unchanged, err
+		return Unchanged, nil, err
 	}
 	if observed == nil {
 		return a.apply(ctx, res, owner, config, hash, nil)
 	}
 	if err := a.checkObserved(res, owner, config, observed); err != nil {
-		return Unchanged, err
+		return Unchanged, nil, err
 	}
 	if upToDate(config, hash, observed) {
-		return Unchanged, nil
+		return Unchanged, observed, nil
 	}
 	if observed.GetDeletionTimestamp() != nil {
-		return Skipped, nil
+		return Skipped, observed, nil
 	}
 	switch method {
 	case v1alpha1.ChildUpdateRecreate:
 		if err := a.delete(ctx, res, observed, true); err != nil {
-			return Unchanged, err
+			return Unchanged, nil, err
 		}
-		return Deleted, nil
+		return Deleted, nil, nil
 	case v1alpha1.ChildUpdateInPlace:
 		return a.apply(ctx, res, owner, config, hash, observed)
 	}
-	return Skipped, nil
+	return Skipped, observed, nil
 }

@@ -37,41 +37,45 @@ func (a *Applier) Apply(ctx context.Context, res Resource, owner metav1.OwnerRef
 	if err != nil {
 		return Unchanged, err
 	}
-	return a.apply(ctx, res, owner, config, hash, observed)
+	action, _, err := a.apply(ctx, res, owner, config, hash, observed)
+	return action, err
 }
 
-func (a *Applier) apply(ctx context.Context, res Resource, owner metav1.OwnerReference, config *unstructured.Unstructured, hash string, observed *unstructured.Unstructured) (Action, error) {
+// apply is Apply with a configuration already made. It also returns the object as stored:
+// the server's answer when it wrote, observed when nothing was sent, nil on error.
+func (a *Applier) apply(ctx context.Context, res Resource, owner metav1.OwnerReference, config *unstructured.Unstructured,
+	hash string, observed *unstructured.Unstructured) (Action, *unstructured.Unstructured, error) {
 	client, err := a.resourceFor(res, config)
 	if err != nil {
-		return Unchanged, err
+		return Unchanged, nil, err
 	}
 	action := Created
 	if observed != nil {
 		if err := a.checkObserved(res, owner, config, observed); err != nil {
-			return Unchanged, err
+			return Unchanged, nil, err
 		}
 		if upToDate(config, hash, observed) {
-			return Unchanged, nil
+			return Unchanged, observed, nil
 		}
 		action = Updated
 		// A uid in an apply configuration is a precondition, not a field to set.
 		config.SetUID(observed.GetUID())
 	}
-	_, err = client.Apply(ctx, config.GetName(), config, metav1.ApplyOptions{FieldManager: a.manager, Force: true})
+	stored, err := client.Apply(ctx, config.GetName(), config, metav1.ApplyOptions{FieldManager: a.manager, Force: true})
 	if err != nil {
 		if invalidField(err, "metadata.ownerReferences") {
 			// The configuration holds one valid ControllerRef, ours, so the live object has
 			// another: the cache did not know it yet.
-			return Unchanged, fmt.Errorf("apply %s: %w: %w", describe(res, config), ErrNotOwned, err)
+			return Unchanged, nil, fmt.Errorf("apply %s: %w: %w", describe(res, config), ErrNotOwned, err)
 		}
 		if observed == nil && apierrors.IsNotFound(err) {
 			// Creating: it is not the object that is missing but what it lives in (its
 			// namespace), which no requeue brings back.
-			return Unchanged, fmt.Errorf("apply %s: %w", describe(res, config), err)
+			return Unchanged, nil, fmt.Errorf("apply %s: %w", describe(res, config), err)
 		}
-		return Unchanged, classify("apply", res, config, err)
+		return Unchanged, nil, classify("apply", res, config, err)
 	}
-	return action, nil
+	return action, stored, nil
 }
 
 // checkObserved refuses to write over an observed object that is not the desired one or is

@@ -22,6 +22,7 @@ import (
 	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/engine/selector"
 )
 
 // Labels and finalizers the engine writes.
@@ -58,7 +59,7 @@ func New(spec Spec, env reconcile.Env) (*reconcile.Runner, error) {
 		controller:  spec.ControllerObject,
 		parentSel:   sel,
 		generate:    cc.Spec.GenerateSelector != nil && *cc.Spec.GenerateSelector,
-		selectors:   newSelectorCache(),
+		selectors:   selector.NewCache(),
 		client:      env.Client,
 		parent:      reconcile.ParentResource{Resource: spec.Parent},
 		hookVersion: v1alpha1.HookVersionV1,
@@ -110,7 +111,7 @@ type kind struct {
 	rules        []reconcile.ChildRule
 	generate     bool
 	hookVersion  v1alpha1.HookVersion
-	selectors    *selectorCache // parents' spec.selector, parsed once per resourceVersion
+	selectors    *selector.Cache // parents' spec.selector, parsed once per resourceVersion
 	client       dynamic.Interface
 	fieldManager string
 }
@@ -129,7 +130,7 @@ func (k *kind) Claimant(parent *unstructured.Unstructured) (claim.Parent, error)
 
 func (k *kind) ParentIndexes(inf index.Informer) error { return index.RegisterParentIndexes(inf) }
 
-func (k *kind) Forget(parent *unstructured.Unstructured) { k.selectors.forget(parent.GetUID()) }
+func (k *kind) Forget(parent *unstructured.Unstructured) { k.selectors.Forget(parent.GetUID()) }
 
 // selectorOf returns the parent's child selector and the labels the engine adds to every
 // child: the parent's spec.selector, or with generateSelector the UID label.
@@ -138,6 +139,6 @@ func (k *kind) selectorOf(parent *unstructured.Unstructured) (labels.Selector, m
 		l := map[string]string{ControllerUIDLabel: string(parent.GetUID())}
 		return labels.SelectorFromSet(l), l, nil
 	}
-	sel, err := k.selectors.get(parent)
+	sel, err := k.selectors.Get(parent)
 	return sel, nil, err
 }

@@ -48,7 +48,7 @@ func (k *kind) RouteOrphan(u *unstructured.Unstructured, parents []cache.Indexer
 				continue
 			}
 			seen[key] = true
-			if sel, err := k.selectors.get(p); err == nil && sel.Matches(labels.Set(lbls)) {
+			if sel, err := k.selectors.Get(p); err == nil && sel.Matches(labels.Set(lbls)) {
 				add(p)
 			}
 		}

@@ -99,6 +99,11 @@ func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstru
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
 	out *Outcome, errs *writeErrors) int {
 	owned := 0
+	var stored map[*unstructured.Unstructured]*unstructured.Unstructured
+	if out.Written != nil {
+		stored = map[*unstructured.Unstructured]*unstructured.Unstructured{}
+		defer func() { out.Written(stored) }()
+	}
 	for i, rule := range r.children {
 		res := r.applyResource(i)
 		desired := out.Children
@@ -125,10 +130,13 @@ func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstru
 					continue
 				}
 			}
-			action, err := r.apply.Reconcile(ctx, res, owner, d, obs, rule.Method)
+			action, now, err := r.apply.ReconcileStored(ctx, res, owner, d, obs, rule.Method)
 			r.countAction(action)
 			if err != nil {
 				errs.add(r.describeChild(i, d), err)
+			}
+			if stored != nil {
+				stored[d] = now
 			}
 			owned++
 		}

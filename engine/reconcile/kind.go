@@ -139,4 +139,11 @@ type Outcome struct {
 	// Finalized, from the finalize hook, lets the skeleton remove the finalizer once every
 	// write succeeded.
 	Finalized bool
+	// Written, when set, is called once the children are written, with each desired child's
+	// object as now stored as far as the writes tell: the server's answer, the observed
+	// object when nothing was sent, nil when the write failed or deleted it (Recreate).
+	Written func(stored map[*unstructured.Unstructured]*unstructured.Unstructured)
+	// Retry, when set, is a failure the kind isolated (one input's map call): everything
+	// else is written, and the parent is retried with backoff.
+	Retry error
 }

@@ -92,6 +92,9 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 			errs.add(describeParent(r.parents[req.Resource], parent), err)
 		}
 	}
+	if out.Retry != nil {
+		errs.transientErr(out.Retry)
+	}
 	r.setCount(req, owned, false)
 	if err := r.reportWrites(ctx, req.Resource, latest, &errs); err != nil {
 		errs.add(describeParent(r.parents[req.Resource], parent)+" status", err)

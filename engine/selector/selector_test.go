@@ -1,4 +1,4 @@
-package composite
+package selector
 
 import (
 	"testing"
@@ -16,10 +16,10 @@ func selectorParent(rv, app string) *unstructured.Unstructured {
 }
 
 func TestSelectorCache(t *testing.T) {
-	c := newSelectorCache()
+	c := NewCache()
 	matches := func(p *unstructured.Unstructured, app string) bool {
 		t.Helper()
-		sel, err := c.get(p)
+		sel, err := c.Get(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,14 +42,41 @@ func TestSelectorCache(t *testing.T) {
 	}
 	bad := selectorParent("3", "a")
 	delete(bad.Object, "spec")
-	if _, err := c.get(bad); err == nil {
+	if _, err := c.Get(bad); err == nil {
 		t.Fatal("missing selector accepted")
 	}
-	if _, err := c.get(bad); err == nil {
+	if _, err := c.Get(bad); err == nil {
 		t.Fatal("cached error lost")
 	}
-	c.forget("u1")
+	c.Forget("u1")
 	if len(c.m) != 0 {
 		t.Fatalf("forget left %d entries", len(c.m))
+	}
+}
+
+func TestCacheSelectingAll(t *testing.T) {
+	c := NewCacheSelectingAll()
+	for _, tc := range []struct {
+		name string
+		spec map[string]any
+		ok   bool
+	}{
+		{"missing", map[string]any{}, true},
+		{"null", map[string]any{"selector": nil}, true},
+		{"empty", map[string]any{"selector": map[string]any{}}, true},
+		{"not an object", map[string]any{"selector": "x"}, false},
+	} {
+		p := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "p"}, "spec": tc.spec}}
+		sel, err := c.Get(p)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: err = %v", tc.name, err)
+			continue
+		}
+		if err == nil && !sel.Matches(labels.Set{"any": "thing"}) {
+			t.Errorf("%s: does not select everything", tc.name)
+		}
+	}
+	if _, err := NewCache().Get(&unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"selector": map[string]any{}}}}); err == nil {
+		t.Error("NewCache accepted an empty selector")
 	}
 }
