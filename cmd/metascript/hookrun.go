@@ -77,7 +77,7 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%s: %v", strings.Join(files, ", "), err)
 	}
-	if _, err := manifest.Hook(ctrl.CC, *hook); err != nil {
+	if _, err := ctrl.Hook(*hook); err != nil {
 		return usageErr("%s: %v", ctrl.File, err)
 	}
 	req, err := readRequest(*reqFile)

@@ -92,7 +92,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		}
 		for _, c := range f.Controllers {
 			controllers++
-			hooksSeen += len(manifest.Hooks(c.CC))
+			hooksSeen += len(c.Hooks())
 			found = append(found, finding{c.Line, checkController(context.Background(), rt, set.ConfigMaps, c)})
 		}
 		slices.SortStableFunc(found, func(a, b finding) int { return a.line - b.line })
@@ -123,14 +123,13 @@ func plural(n int, noun string) string {
 // the order sync, finalize, customize.
 func checkController(ctx context.Context, rt *scripting.Runtime, cms manifest.ConfigMaps, c *manifest.Controller) []string {
 	var out []string
-	spec := c.CC.Spec
-	if spec.Hooks == nil || spec.Hooks.Sync == nil {
+	if _, err := c.Hook("sync"); err != nil {
 		out = append(out, located(c, "hooks", errors.New("hooks.sync is required")))
 	}
 	// A shared script is compiled on its own, so that an error in it is reported once and
 	// even when no hook calls it yet.
 	sharedErrs := map[scripting.Language]*scripting.CompileError{}
-	if sh := spec.Script; sh != nil {
+	if sh := c.Script; sh != nil {
 		for _, s := range []struct {
 			lang scripting.Language
 			src  *v1alpha1.ScriptSource
@@ -148,7 +147,7 @@ func checkController(ctx context.Context, rt *scripting.Runtime, cms manifest.Co
 			}
 		}
 	}
-	for _, h := range manifest.Hooks(c.CC) {
+	for _, h := range c.Hooks() {
 		part := "hooks." + h.Name
 		if err := checkForm(h.Def); err != nil {
 			out = append(out, located(c, part, err))

@@ -137,23 +137,33 @@ func TestFind(t *testing.T) {
 			if err == nil || err.Error() != tt.wantErr {
 				t.Errorf("Find(%q) error %v, want %q", tt.name, err, tt.wantErr)
 			}
-		case err != nil || c.CC.Name != tt.want:
+		case err != nil || c.Name != tt.want:
 			t.Errorf("Find(%q) = %v, %v; want %s", tt.name, c, err, tt.want)
 		}
 	}
 }
 
 func TestHook(t *testing.T) {
-	cc := &v1alpha1.CompositeController{}
-	cc.Name = "x"
-	if _, err := Hook(cc, "sync"); err == nil || err.Error() != "compositecontroller/x defines no hooks" {
+	const head = "apiVersion: metascript.dev/v1alpha1\nkind: CompositeController\nmetadata: {name: x}\nspec:\n  parentResource: {apiVersion: v1, resource: pods}\n"
+	none := controller(t, head)
+	if _, err := none.Hook("sync"); err == nil || err.Error() != "compositecontroller/x defines no hooks" {
 		t.Errorf("no hooks: %v", err)
 	}
-	cc.Spec.Hooks = &v1alpha1.CompositeControllerHooks{Sync: &v1alpha1.Hook{}, Customize: &v1alpha1.Hook{}}
-	if h, err := Hook(cc, "customize"); err != nil || h != cc.Spec.Hooks.Customize {
+	two := controller(t, head+"  hooks: {customize: {starlark: {function: c}}, sync: {starlark: {function: s}}}\n")
+	if h, err := two.Hook("customize"); err != nil || h.Starlark.Function != "c" {
 		t.Errorf("customize: %v, %v", h, err)
 	}
-	if _, err := Hook(cc, "finalize"); err == nil || err.Error() != "compositecontroller/x has no hooks.finalize (defined: sync, customize)" {
+	if _, err := two.Hook("finalize"); err == nil || err.Error() != "compositecontroller/x has no hooks.finalize (defined: sync, customize)" {
 		t.Errorf("finalize: %v", err)
 	}
+}
+
+// controller parses doc, which must hold exactly one controller and nothing wrong.
+func controller(t *testing.T, doc string) *Controller {
+	t.Helper()
+	f := Parse("c.yaml", []byte(doc))
+	if len(f.Errors) > 0 || len(f.Controllers) != 1 {
+		t.Fatalf("Parse: %d controllers, errors %v", len(f.Controllers), f.Errors)
+	}
+	return f.Controllers[0]
 }
