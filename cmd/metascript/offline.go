@@ -155,7 +155,7 @@ func flagExit(err error) int {
 }
 
 // located formats an error of one part of a controller (hooks.sync, script.starlark, spec)
-// as `FILE: compositecontroller/NAME PART: DETAIL`. A compile error's detail is
+// as `FILE: KIND/NAME PART: DETAIL`, KIND/NAME being c.Ref(). A compile error's detail is
 // `LINE:COL: message`, its position in the hook's source; when the error lies in the
 // controller's shared script while building a hook, the position is prefixed with
 // `script.LANGUAGE:`.

@@ -19,14 +19,15 @@ import (
 
 const validateUsage = `Usage: metascript validate [-f] FILE...
 
-Compiles every hook of every CompositeController in the files, and the controllers' shared
-scripts, as the engine would, and checks what the CRD schema cannot: that a hook's function
+Compiles every hook of every controller resource (CompositeController, DecoratorController)
+in the files, and the controllers' shared scripts, as the engine would, and checks what the CRD schema cannot: that a hook's function
 exists in its source, that an inline hook without source has a shared script to call, that
 sources kept in ConfigMaps are found (pass the files that hold them). Hooks are not called.
 
 Each problem is one line on stdout:
-  FILE: compositecontroller/NAME hooks.sync: LINE:COL: message
-where LINE:COL is the position in the hook's source; a summary line follows.
+  FILE: KIND/NAME hooks.sync: LINE:COL: message
+(KIND/NAME as compositecontroller/NAME or decoratorcontroller/NAME) where LINE:COL is the
+position in the hook's source; a summary line follows.
 
 Exit status: 0 no problem; 1 a problem was found; 2 bad flags or no files.
 
@@ -103,7 +104,8 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if controllers == 0 && problems == 0 {
-		report(fmt.Sprintf("%s: no CompositeController found", strings.Join(files, ", ")))
+		report(fmt.Sprintf("%s: no controller resource (%s) found", strings.Join(files, ", "),
+			strings.Join(manifest.Kinds, ", ")))
 	}
 	fmt.Fprintf(stdout, "%s, %s, %s\n", plural(controllers, "controller"), plural(hooksSeen, "hook"), plural(problems, "problem"))
 	if problems > 0 {

@@ -22,8 +22,10 @@ type Controller struct {
 	Name string
 	// Script is spec.script, the helper code the hooks share; nil when there is none.
 	Script *v1alpha1.SharedScript
-	// CC is the resource when Kind is CompositeController, else nil.
+	// CC is the resource when Kind is CompositeController, DC when it is DecoratorController;
+	// the other is nil.
 	CC *v1alpha1.CompositeController
+	DC *v1alpha1.DecoratorController
 
 	// hooks are the defined hooks, in HookNames order.
 	hooks []NamedHook
@@ -86,6 +88,7 @@ type controllerKind struct {
 // controllerKinds are the kinds of controller resource read, in the order of Kinds.
 var controllerKinds = []controllerKind{
 	{"CompositeController", decodeComposite},
+	{"DecoratorController", decodeDecorator},
 }
 
 // Kinds are the kinds of controller resource the offline commands read.
@@ -113,6 +116,18 @@ func decodeComposite(obj map[string]any) (*Controller, error) {
 	}
 	c := &Controller{Name: cc.Name, Script: cc.Spec.Script, CC: cc}
 	if h := cc.Spec.Hooks; h != nil {
+		c.hooks = definedHooks(h.Sync, h.Finalize, h.Customize)
+	}
+	return c, nil
+}
+
+func decodeDecorator(obj map[string]any) (*Controller, error) {
+	dc := &v1alpha1.DecoratorController{}
+	if err := decodeStrict(obj, dc); err != nil {
+		return nil, err
+	}
+	c := &Controller{Name: dc.Name, Script: dc.Spec.Script, DC: dc}
+	if h := dc.Spec.Hooks; h != nil {
 		c.hooks = definedHooks(h.Sync, h.Finalize, h.Customize)
 	}
 	return c, nil

@@ -1,5 +1,5 @@
-// Package manifest reads controller resources, and the ConfigMaps their hooks may take source
-// from, out of YAML or JSON files the way the offline commands need them: several documents
+// Package manifest reads controller resources (CompositeControllers and DecoratorControllers,
+// described alike by Controller), and the ConfigMaps their hooks may take source from, out of YAML or JSON files the way the offline commands need them: several documents
 // per file, `kind: List`, strict decoding that names a misspelt field instead of dropping it
 // as the API server's pruning would. It knows nothing about running hooks.
 package manifest
