@@ -20,10 +20,11 @@ var stdin io.Reader = os.Stdin
 
 const hookRunUsage = `Usage: metascript hook run -f CONTROLLER.yaml [--hook sync] --request REQUEST.(json|yaml) [flags]
 
-Builds one hook of a controller resource exactly as the engine does and calls it once with
-the request; prints the response as JSON on stdout. The hook's log lines and errors go to
-stderr. Webhook hooks are called too, at their url (a service address resolves only where
-cluster DNS does). A request without a controller field gets the controller resource.
+Builds one hook of a controller resource (CompositeController or DecoratorController)
+exactly as the engine does and calls it once with the request; prints the response as JSON
+on stdout. The hook's log lines and errors go to stderr. Webhook hooks are called too, at
+their url (a service address resolves only where cluster DNS does). A request without a
+controller field gets the controller resource.
 
 Exit status: 0 the hook answered; 1 the hook failed (compile, runtime, budget, output or
 webhook error); 2 bad flags or input.
@@ -40,7 +41,7 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&files, "f", "controller resource file (YAML or JSON, several documents allowed); repeatable, e.g. for the file of a configMapRef source")
 	hook := fs.String("hook", "sync", "hook to call: sync, finalize or customize")
 	reqFile := fs.String("request", "", "request file (YAML or JSON); - reads stdin")
-	name := fs.String("controller", "", "controller name, when the files hold several")
+	name := fs.String("controller", "", "controller name, when the files hold several; KIND/NAME (e.g. decoratorcontroller/NAME) when two kinds share it")
 	nowFlag := fs.String("now", "", "fix the clock hooks read (RFC 3339), for repeatable output")
 	compact := fs.Bool("compact", false, "print the response on one line")
 	addBudgetFlags(fs, &defaults, &ceilings)
@@ -77,7 +78,7 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%s: %v", strings.Join(files, ", "), err)
 	}
-	if _, err := manifest.Hook(ctrl.CC, *hook); err != nil {
+	if _, err := ctrl.Hook(*hook); err != nil {
 		return usageErr("%s: %v", ctrl.File, err)
 	}
 	req, err := readRequest(*reqFile)
@@ -152,7 +153,7 @@ func readRequest(path string) (map[string]any, error) {
 	}
 	req, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("expected an object (with parent, children, ...), got %s", hooktest.Render(v))
+		return nil, fmt.Errorf("expected the request object, got %s", hooktest.Render(v))
 	}
 	return req, nil
 }

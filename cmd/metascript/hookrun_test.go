@@ -19,6 +19,9 @@ func TestHookRun(t *testing.T) {
 		c      = "testdata/controllers/"
 		bundle = c + "bundle-starlark.yaml"
 		req    = "testdata/requests/bundle.yaml"
+		// A DecoratorController runs through the same code path; these cases prove it does.
+		decorator = c + "decorator-starlark.yaml"
+		decReq    = "testdata/requests/decorator.yaml"
 	)
 	tests := []struct {
 		name     string
@@ -72,22 +75,47 @@ func TestHookRun(t *testing.T) {
 		{name: "configMap source not given", args: []string{"-f", c + "configmap-source.yaml", "--request", req},
 			wantCode: exitFailed, wantStderr: []string{"source in ConfigMap hooks/long-hooks is not in the given files"}},
 
+		{name: "decorator sync, controller added to the request", args: []string{"-f", decorator, "--request", decReq},
+			wantJSON: "testdata/responses/decorator.json", wantStderr: []string{`msg="decorating b with 2 items" source=print`}},
+		{name: "decorator finalize, compact", args: []string{"-f", decorator, "--hook", "finalize", "--request", decReq, "--compact"},
+			wantStdout: `{"attachments":[],"finalized":false,"labels":{"bundles.test.metascript.dev/items":null}}` + "\n"},
+		{name: "decorator hook from the shared script", args: []string{"-f", c + "shared-decorator.yaml", "--request", decReq},
+			wantJSON: `{"labels":{"bundles.test.metascript.dev/owner":"b"},"resyncAfterSeconds":30}`},
+		{name: "decorator hook by function name in the shared script", args: []string{"-f", c + "shared-decorator.yaml", "--hook", "finalize", "--request", decReq},
+			wantJSON: `{"labels":{"bundles.test.metascript.dev/owner":null},"finalized":true}`},
+		{name: "a decorator among composites", args: []string{"-f", bundle, "-f", decorator, "--controller", "summary-starlark", "--request", decReq},
+			wantJSON: "testdata/responses/decorator.json"},
+		{name: "decorator compile error with position", args: []string{"-f", c + "broken-decorator.yaml", "--controller", "broken-decorator", "--request", decReq},
+			wantCode: exitFailed, wantStderr: []string{
+				"testdata/controllers/broken-decorator.yaml: decoratorcontroller/broken-decorator hooks.sync: 4:29: got '=', want ']'\n"}},
+		{name: "decorator shared script compile error", args: []string{"-f", c + "broken-decorator.yaml", "--controller", "broken-shared-decorator", "--request", decReq},
+			wantCode: exitFailed, wantStderr: []string{
+				"decoratorcontroller/broken-shared-decorator hooks.sync: script.starlark:3:1: got outdent, want '}'"}},
+		{name: "fail() in a decorator hook", args: []string{"-f", decorator, "--request", "testdata/requests/decorator-no-items.yaml"},
+			wantCode: exitFailed, wantStderr: []string{"fail: spec.items is required", "at decoratorcontroller/summary-starlark/hooks/sync:5:13 in sync"}},
+
 		{name: "several controllers, none named", args: []string{"-f", c + "hostile-starlark.yaml", "--request", req},
 			wantCode: exitUsage, wantStderr: []string{"several controllers (hostile, returns-nothing): name one"}},
 		{name: "no such controller", args: []string{"-f", bundle, "--controller", "nope", "--request", req},
-			wantCode: exitUsage, wantStderr: []string{`no CompositeController named "nope" (found: bundle-starlark)`}},
+			wantCode: exitUsage, wantStderr: []string{`no controller named "nope" (found: bundle-starlark)`}},
+		{name: "several controllers of two kinds, none named", args: []string{"-f", bundle, "-f", decorator, "--request", req},
+			wantCode: exitUsage, wantStderr: []string{"several controllers (bundle-starlark, summary-starlark): name one"}},
 		{name: "no such hook", args: []string{"-f", bundle, "--hook", "customize", "--request", req},
 			wantCode: exitUsage, wantStderr: []string{"compositecontroller/bundle-starlark has no hooks.customize (defined: sync, finalize)"}},
+		{name: "no such decorator hook", args: []string{"-f", decorator, "--hook", "customize", "--request", decReq},
+			wantCode: exitUsage, wantStderr: []string{"decoratorcontroller/summary-starlark has no hooks.customize (defined: sync, finalize)"}},
 		{name: "no -f", args: []string{"--request", req}, wantCode: exitUsage, wantStderr: []string{"-f CONTROLLER.yaml is required"}},
 		{name: "no --request", args: []string{"-f", bundle}, wantCode: exitUsage, wantStderr: []string{"--request REQUEST.(json|yaml) is required"}},
 		{name: "request is not an object", args: []string{"-f", bundle, "--request", "testdata/requests/not-an-object.yaml"},
-			wantCode: exitUsage, wantStderr: []string{"expected an object (with parent, children, ...), got [1,2,3]"}},
+			wantCode: exitUsage, wantStderr: []string{"expected the request object, got [1,2,3]"}},
 		{name: "request file missing", args: []string{"-f", bundle, "--request", "testdata/requests/nope.yaml"},
 			wantCode: exitUsage, wantStderr: []string{"no such file or directory"}},
 		{name: "controller file missing", args: []string{"-f", c + "nope.yaml", "--request", req},
 			wantCode: exitUsage, wantStderr: []string{"nope.yaml: no such file or directory"}},
 		{name: "undecodable controller", args: []string{"-f", c + "invalid.yaml", "--controller", "no-sync", "--request", req},
 			wantCode: exitUsage, wantStderr: []string{"invalid.yaml:2: compositecontroller/typo: unknown field spec.hooks.sync.starlark.sorce"}},
+		{name: "undecodable decorator", args: []string{"-f", c + "invalid-decorator.yaml", "--controller", "no-sync", "--request", decReq},
+			wantCode: exitUsage, wantStderr: []string{"invalid-decorator.yaml:2: decoratorcontroller/typo: unknown field spec.resources[0].labelSelecter"}},
 		{name: "bad --now", args: []string{"-f", bundle, "--request", req, "--now", "yesterday"},
 			wantCode: exitUsage, wantStderr: []string{"--now: want an RFC 3339 time"}},
 		{name: "bad memory flag", args: []string{"-f", bundle, "--request", req, "--hook-max-memory", "lots"},

@@ -31,6 +31,9 @@ func TestHookTest(t *testing.T) {
 			d + "invalid/no-request.yaml", d + "invalid/missing-controller.yaml", d + "invalid/bad-path.yaml",
 			d + "invalid/no-such-file.yaml"},
 			wantCode: exitFailed, golden: "hooktest-invalid.out"},
+		{name: "decorator cases pass", args: []string{d + "decorator_test.yaml"}, golden: "hooktest-decorator.out"},
+		{name: "decorator cases fail with what differs", args: []string{d + "decorator-failing_test.yaml"},
+			wantCode: exitFailed, golden: "hooktest-decorator-fail.out"},
 		{name: "no files", wantCode: exitUsage, wantStderr: "no test files"},
 		{name: "bad --run", args: []string{"--run", "(", d + "bundle_test.yaml"}, wantCode: exitUsage, wantStderr: "--run: error parsing regexp"},
 	}

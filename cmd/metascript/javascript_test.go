@@ -46,6 +46,20 @@ func TestJavaScriptHooks(t *testing.T) {
 			t.Errorf("exit code %d, stdout:\n%s", code, stdout.String())
 		}
 	})
+	t.Run("hook run, decorator", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if code := hookRun([]string{"-f", c + "decorator-javascript.yaml", "--request", "testdata/requests/decorator.yaml"}, &stdout, &stderr); code != exitOK {
+			t.Fatalf("exit code %d: %s", code, stderr.String())
+		}
+		checkJSON(t, stdout.Bytes(), "testdata/responses/decorator.json")
+	})
+	t.Run("hook test, decorator", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		code := hookTest([]string{"testdata/tests/decorator-javascript_test.yaml"}, &stdout, &stderr)
+		if code != exitOK || !strings.HasSuffix(stdout.String(), "3 passed, 0 failed\n") {
+			t.Errorf("exit code %d, stdout:\n%s", code, stdout.String())
+		}
+	})
 	t.Run("validate", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := validate([]string{c + "bundle-javascript.yaml", c + "broken-javascript.yaml"}, &stdout, &stderr)

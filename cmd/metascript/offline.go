@@ -88,11 +88,11 @@ func parseNow(s string) (time.Time, error) {
 // read from the ConfigMaps found in the given files.
 func buildHook(ctx context.Context, rt *scripting.Runtime, cms manifest.ConfigMaps, c *manifest.Controller,
 	hook string) (hooks.Invoker, error) {
-	def, err := manifest.Hook(c.CC, hook)
+	def, err := c.Hook(hook)
 	if err != nil {
 		return nil, err
 	}
-	return hooks.Build(ctx, hooks.Spec{Controller: c.Ref(), Hook: hook, Def: def, Shared: c.CC.Spec.Script}, rt, cms)
+	return hooks.Build(ctx, hooks.Spec{Controller: c.Ref(), Hook: hook, Def: def, Shared: c.Script}, rt, cms)
 }
 
 // withController returns req with the controller resource as request.controller when the
@@ -155,7 +155,7 @@ func flagExit(err error) int {
 }
 
 // located formats an error of one part of a controller (hooks.sync, script.starlark, spec)
-// as `FILE: compositecontroller/NAME PART: DETAIL`. A compile error's detail is
+// as `FILE: KIND/NAME PART: DETAIL`, KIND/NAME being c.Ref(). A compile error's detail is
 // `LINE:COL: message`, its position in the hook's source; when the error lies in the
 // controller's shared script while building a hook, the position is prefixed with
 // `script.LANGUAGE:`.

@@ -19,14 +19,15 @@ import (
 
 const validateUsage = `Usage: metascript validate [-f] FILE...
 
-Compiles every hook of every CompositeController in the files, and the controllers' shared
-scripts, as the engine would, and checks what the CRD schema cannot: that a hook's function
+Compiles every hook of every controller resource (CompositeController, DecoratorController)
+in the files, and the controllers' shared scripts, as the engine would, and checks what the CRD schema cannot: that a hook's function
 exists in its source, that an inline hook without source has a shared script to call, that
 sources kept in ConfigMaps are found (pass the files that hold them). Hooks are not called.
 
 Each problem is one line on stdout:
-  FILE: compositecontroller/NAME hooks.sync: LINE:COL: message
-where LINE:COL is the position in the hook's source; a summary line follows.
+  FILE: KIND/NAME hooks.sync: LINE:COL: message
+(KIND/NAME as compositecontroller/NAME or decoratorcontroller/NAME) where LINE:COL is the
+position in the hook's source; a summary line follows.
 
 Exit status: 0 no problem; 1 a problem was found; 2 bad flags or no files.
 
@@ -92,7 +93,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		}
 		for _, c := range f.Controllers {
 			controllers++
-			hooksSeen += len(manifest.Hooks(c.CC))
+			hooksSeen += len(c.Hooks())
 			found = append(found, finding{c.Line, checkController(context.Background(), rt, set.ConfigMaps, c)})
 		}
 		slices.SortStableFunc(found, func(a, b finding) int { return a.line - b.line })
@@ -103,7 +104,8 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if controllers == 0 && problems == 0 {
-		report(fmt.Sprintf("%s: no CompositeController found", strings.Join(files, ", ")))
+		report(fmt.Sprintf("%s: no controller resource (%s) found", strings.Join(files, ", "),
+			strings.Join(manifest.Kinds, ", ")))
 	}
 	fmt.Fprintf(stdout, "%s, %s, %s\n", plural(controllers, "controller"), plural(hooksSeen, "hook"), plural(problems, "problem"))
 	if problems > 0 {
@@ -123,14 +125,13 @@ func plural(n int, noun string) string {
 // the order sync, finalize, customize.
 func checkController(ctx context.Context, rt *scripting.Runtime, cms manifest.ConfigMaps, c *manifest.Controller) []string {
 	var out []string
-	spec := c.CC.Spec
-	if spec.Hooks == nil || spec.Hooks.Sync == nil {
+	if _, err := c.Hook("sync"); err != nil {
 		out = append(out, located(c, "hooks", errors.New("hooks.sync is required")))
 	}
 	// A shared script is compiled on its own, so that an error in it is reported once and
 	// even when no hook calls it yet.
 	sharedErrs := map[scripting.Language]*scripting.CompileError{}
-	if sh := spec.Script; sh != nil {
+	if sh := c.Script; sh != nil {
 		for _, s := range []struct {
 			lang scripting.Language
 			src  *v1alpha1.ScriptSource
@@ -148,7 +149,7 @@ func checkController(ctx context.Context, rt *scripting.Runtime, cms manifest.Co
 			}
 		}
 	}
-	for _, h := range manifest.Hooks(c.CC) {
+	for _, h := range c.Hooks() {
 		part := "hooks." + h.Name
 		if err := checkForm(h.Def); err != nil {
 			out = append(out, located(c, part, err))

@@ -30,6 +30,11 @@ func TestValidate(t *testing.T) {
 			wantCode: exitFailed, golden: "validate-invalid.out"},
 		{name: "every file, errors of each in file order", args: []string{"-f", c + "broken-starlark.yaml", "-f", c + "bundle-starlark.yaml", "-f", c + "invalid.yaml"},
 			wantCode: exitFailed, golden: "validate-several.out"},
+		{name: "good decorators among composites", args: []string{"-f", c + "bundle-starlark.yaml", "-f", c + "decorator-starlark.yaml", "-f", c + "shared-decorator.yaml"},
+			wantCode: exitOK, golden: "validate-decorator-good.out"},
+		// A syntax error, a missing function, a broken shared script, an unknown field, no sync.
+		{name: "decorator problems, each located", args: []string{"-f", c + "broken-decorator.yaml", "-f", c + "invalid-decorator.yaml"},
+			wantCode: exitFailed, golden: "validate-decorator-broken.out"},
 		{name: "unreadable file", args: []string{"-f", c + "no-such-file.yaml"},
 			wantCode: exitFailed, golden: "validate-unreadable.out"},
 		{name: "no controller in the files", args: []string{"-f", c + "configmaps.yaml"},

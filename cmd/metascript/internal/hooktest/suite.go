@@ -4,7 +4,8 @@
 // A test file is YAML (or JSON):
 //
 //	controller: ../controllers/bundle.yaml   # required; relative to this file
-//	controllerName: bundle                  # when that file holds several controllers
+//	controllerName: bundle                  # when that file holds several controllers; KIND/NAME
+//	                                        # when controllers of two kinds share the name
 //	hook: sync                              # default hook of the cases; default sync
 //	now: "2025-01-02T03:04:05Z"             # the clock hooks read (stdlib time); default: real time
 //	cases:

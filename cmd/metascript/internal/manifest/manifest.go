@@ -1,5 +1,5 @@
-// Package manifest reads controller resources, and the ConfigMaps their hooks may take source
-// from, out of YAML or JSON files the way the offline commands need them: several documents
+// Package manifest reads controller resources (CompositeControllers and DecoratorControllers,
+// described alike by Controller), and the ConfigMaps their hooks may take source from, out of YAML or JSON files the way the offline commands need them: several documents
 // per file, `kind: List`, strict decoding that names a misspelt field instead of dropping it
 // as the API server's pruning would. It knows nothing about running hooks.
 package manifest
@@ -19,20 +19,6 @@ import (
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/hooks"
 )
-
-// Controller is one CompositeController read from a file.
-type Controller struct {
-	// File is the path as given; Line is the first line of the controller's document.
-	File string
-	Line int
-	// Object is the resource as written, in JSON shape; the engine hands the controller to
-	// its hooks as request.controller in this shape.
-	Object map[string]any
-	CC     *v1alpha1.CompositeController
-}
-
-// Ref names the controller as the engine does in positions and logs: compositecontroller/NAME.
-func (c *Controller) Ref() string { return "compositecontroller/" + c.CC.Name }
 
 // DocError reports a document that could not be read as what it claims to be. The other
 // documents of the file are still loaded.
@@ -113,35 +99,28 @@ func (f *File) add(line int, v any) {
 		if err := f.ConfigMaps.add(obj); err != nil {
 			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Err: err})
 		}
-	case apiVersion == v1alpha1.GroupVersion.String() && kind == "CompositeController":
-		c, err := decodeController(obj)
+	case apiVersion == v1alpha1.GroupVersion.String() && lookupKind(kind) != nil:
+		c, err := lookupKind(kind).decode(obj)
+		if err == nil && c.Name == "" {
+			err = errors.New("metadata.name is required")
+		}
 		if err != nil {
-			ref := ""
-			if c != nil && c.Name != "" {
-				ref = "compositecontroller/" + c.Name
-			}
-			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Ref: ref, Err: err})
+			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Ref: docRef(kind, obj), Err: err})
 			return
 		}
-		f.Controllers = append(f.Controllers, &Controller{File: f.Path, Line: line, Object: obj, CC: c})
+		c.Kind, c.File, c.Line, c.Object = kind, f.Path, line, obj
+		f.Controllers = append(f.Controllers, c)
 	}
 }
 
-// decodeController decodes strictly: an unknown field is an error, not silently dropped.
-// On error it still returns what it could decode (the name, for the report).
-func decodeController(obj map[string]any) (*v1alpha1.CompositeController, error) {
-	cc := &v1alpha1.CompositeController{}
-	if err := decodeStrict(obj, cc); err != nil {
-		loose := &v1alpha1.CompositeController{}
-		if data, merr := json.Marshal(obj); merr == nil {
-			_ = json.Unmarshal(data, loose)
-		}
-		return loose, err
+// docRef names a controller document that could not be decoded, KIND/NAME, or is empty when
+// the document has no name.
+func docRef(kind string, obj map[string]any) string {
+	meta, _ := obj["metadata"].(map[string]any)
+	if name, _ := meta["name"].(string); name != "" {
+		return ref(kind, name)
 	}
-	if cc.Name == "" {
-		return cc, errors.New("metadata.name is required")
-	}
-	return cc, nil
+	return ""
 }
 
 // DecodeStrict decodes YAML or JSON data into v, refusing fields v does not have; the error
@@ -253,84 +232,6 @@ func splitDocuments(data []byte) []document {
 func isBlankOrComment(line string) bool {
 	t := strings.TrimSpace(line)
 	return t == "" || strings.HasPrefix(t, "#")
-}
-
-// Set is the controllers and ConfigMaps of several files.
-type Set struct {
-	Files       []*File
-	Controllers []*Controller
-	ConfigMaps  ConfigMaps
-}
-
-// NewSet gathers files; a ConfigMap in any of them can serve a controller in any other.
-func NewSet(files ...*File) *Set {
-	s := &Set{Files: files, ConfigMaps: ConfigMaps{}}
-	for _, f := range files {
-		s.Controllers = append(s.Controllers, f.Controllers...)
-		for k, v := range f.ConfigMaps {
-			s.ConfigMaps[k] = v
-		}
-	}
-	return s
-}
-
-// Find returns the controller called name, or the only controller when name is empty.
-func (s *Set) Find(name string) (*Controller, error) {
-	var names []string
-	for _, c := range s.Controllers {
-		if c.CC.Name == name {
-			return c, nil
-		}
-		names = append(names, c.CC.Name)
-	}
-	switch {
-	case len(s.Controllers) == 0:
-		return nil, errors.New("no CompositeController found")
-	case name == "" && len(s.Controllers) == 1:
-		return s.Controllers[0], nil
-	case name == "":
-		return nil, fmt.Errorf("several controllers (%s): name one", strings.Join(names, ", "))
-	}
-	return nil, fmt.Errorf("no CompositeController named %q (found: %s)", name, strings.Join(names, ", "))
-}
-
-// NamedHook is one hook of a controller.
-type NamedHook struct {
-	Name string
-	Def  *v1alpha1.Hook
-}
-
-// HookNames are the hooks of a CompositeController, in the order they are reported.
-var HookNames = []string{"sync", "finalize", "customize"}
-
-// Hooks lists the hooks the controller defines, in HookNames order.
-func Hooks(cc *v1alpha1.CompositeController) []NamedHook {
-	h := cc.Spec.Hooks
-	if h == nil {
-		return nil
-	}
-	var out []NamedHook
-	for _, nh := range []NamedHook{{"sync", h.Sync}, {"finalize", h.Finalize}, {"customize", h.Customize}} {
-		if nh.Def != nil {
-			out = append(out, nh)
-		}
-	}
-	return out
-}
-
-// Hook returns the hook called name, or an error listing the ones defined.
-func Hook(cc *v1alpha1.CompositeController, name string) (*v1alpha1.Hook, error) {
-	var names []string
-	for _, h := range Hooks(cc) {
-		if h.Name == name {
-			return h.Def, nil
-		}
-		names = append(names, h.Name)
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("compositecontroller/%s defines no hooks", cc.Name)
-	}
-	return nil, fmt.Errorf("compositecontroller/%s has no hooks.%s (defined: %s)", cc.Name, name, strings.Join(names, ", "))
 }
 
 func typeName(v any) string {

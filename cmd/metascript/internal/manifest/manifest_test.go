@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,6 +85,66 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestControllerKinds: every kind of controller resource is described alike, and decoded as
+// strictly.
+func TestControllerKinds(t *testing.T) {
+	const (
+		group     = "apiVersion: metascript.dev/v1alpha1\n"
+		composite = group + "kind: CompositeController\nmetadata: {name: c}\nspec:\n  parentResource: {apiVersion: v1, resource: pods}\n"
+		decorator = group + "kind: DecoratorController\nmetadata: {name: d}\nspec:\n  resources: [{apiVersion: v1, resource: pods}]\n"
+		hooks     = "  hooks: {customize: {starlark: {}}, sync: {starlark: {}}, finalize: {javascript: {source: x}}}\n"
+		script    = "  script: {starlark: {source: \"def sync(r):\\n    return {}\\n\"}}\n"
+	)
+	tests := []struct {
+		name, doc string
+		// want is "KIND REF HOOKS SCRIPT", SCRIPT telling whether spec.script was read.
+		want    string
+		wantErr string
+	}{
+		{name: "composite", doc: composite + hooks + script,
+			want: "CompositeController compositecontroller/c sync,finalize,customize script"},
+		{name: "decorator", doc: decorator + hooks + script,
+			want: "DecoratorController decoratorcontroller/d sync,finalize,customize script"},
+		{name: "decorator without hooks or script", doc: decorator,
+			want: "DecoratorController decoratorcontroller/d  -"},
+		{name: "composite, unknown field", doc: composite + "  hooks: {sync: {starlark: {functoin: x}}}\n",
+			wantErr: "c.yaml:1: compositecontroller/c: unknown field spec.hooks.sync.starlark.functoin"},
+		{name: "decorator, unknown field", doc: decorator + "  attachments: [{apiVersion: v1, resource: secrets, updateStrategy: {methd: InPlace}}]\n",
+			wantErr: "c.yaml:1: decoratorcontroller/d: unknown field spec.attachments[0].updateStrategy.methd"},
+		{name: "decorator, composite field", doc: decorator + "  parentResource: {apiVersion: v1, resource: pods}\n",
+			wantErr: "c.yaml:1: decoratorcontroller/d: unknown field spec.parentResource"},
+		{name: "decorator without name", doc: group + "kind: DecoratorController\nspec: {resources: []}\n",
+			wantErr: "c.yaml:1: metadata.name is required"},
+		{name: "another group", doc: "apiVersion: example.com/v1\nkind: DecoratorController\nmetadata: {name: x}\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := Parse("c.yaml", []byte(tt.doc))
+			var got, gotErr []string
+			for _, c := range f.Controllers {
+				var names []string
+				for _, h := range c.Hooks() {
+					names = append(names, h.Name)
+				}
+				sc := "-"
+				if c.Script != nil && c.Script.Starlark != nil {
+					sc = "script"
+				}
+				got = append(got, strings.Join([]string{c.Kind, c.Ref(), strings.Join(names, ","), sc}, " "))
+				if (c.CC != nil) == (c.DC != nil) || (c.Kind == "DecoratorController") != (c.DC != nil) {
+					t.Errorf("%s: CC %v, DC %v; want the typed resource of its kind only", c.Ref(), c.CC, c.DC)
+				}
+			}
+			for _, e := range f.Errors {
+				gotErr = append(gotErr, e.Error())
+			}
+			if strings.Join(got, "; ") != tt.want || strings.Join(gotErr, "; ") != tt.wantErr {
+				t.Errorf("controllers %q, errors %q; want %q, %q", got, gotErr, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
 func TestConfigMapKey(t *testing.T) {
 	m := ConfigMaps{}
 	for _, cm := range []map[string]any{
@@ -116,19 +177,36 @@ func TestConfigMapKey(t *testing.T) {
 }
 
 func TestFind(t *testing.T) {
-	one := NewSet(Parse("a.yaml", []byte("apiVersion: metascript.dev/v1alpha1\nkind: CompositeController\nmetadata: {name: only}\nspec: {parentResource: {apiVersion: v1, resource: pods}}\n")))
+	const (
+		composite = "apiVersion: metascript.dev/v1alpha1\nkind: CompositeController\nmetadata: {name: only}\nspec: {parentResource: {apiVersion: v1, resource: pods}}\n"
+		decorator = "apiVersion: metascript.dev/v1alpha1\nkind: DecoratorController\nmetadata: {name: %s}\nspec: {resources: [{apiVersion: v1, resource: pods}]}\n"
+	)
+	one := NewSet(Parse("a.yaml", []byte(composite)))
 	two := NewSet(Parse("s.yaml", []byte(stream)))
+	deco := NewSet(Parse("d.yaml", []byte(fmt.Sprintf(decorator, "deco"))))
+	// A CompositeController and a DecoratorController may share a name.
+	shared := NewSet(Parse("a.yaml", []byte(composite)), Parse("d.yaml", []byte(fmt.Sprintf(decorator, "only"))),
+		Parse("e.yaml", []byte(fmt.Sprintf(decorator, "other"))))
 	tests := []struct {
 		set        *Set
 		name, want string
 		wantErr    string
 	}{
-		{one, "", "only", ""},
-		{one, "only", "only", ""},
-		{one, "other", "", `no CompositeController named "other" (found: only)`},
+		{one, "", "compositecontroller/only", ""},
+		{one, "only", "compositecontroller/only", ""},
+		{one, "compositecontroller/only", "compositecontroller/only", ""},
+		{one, "other", "", `no controller named "other" (found: only)`},
+		{one, "decoratorcontroller/only", "", `no controller named "decoratorcontroller/only" (found: only)`},
 		{two, "", "", "several controllers (first, second): name one"},
-		{two, "second", "second", ""},
-		{NewSet(), "", "", "no CompositeController found"},
+		{two, "second", "compositecontroller/second", ""},
+		{deco, "", "decoratorcontroller/deco", ""},
+		{deco, "deco", "decoratorcontroller/deco", ""},
+		{shared, "other", "decoratorcontroller/other", ""},
+		{shared, "only", "", `several controllers named "only" (compositecontroller/only, decoratorcontroller/only): name one as KIND/NAME`},
+		{shared, "decoratorcontroller/only", "decoratorcontroller/only", ""},
+		{shared, "", "", "several controllers (compositecontroller/only, decoratorcontroller/only, other): name one"},
+		{shared, "nope", "", `no controller named "nope" (found: compositecontroller/only, decoratorcontroller/only, other)`},
+		{NewSet(), "", "", "no controller resource (CompositeController, DecoratorController) found"},
 	}
 	for _, tt := range tests {
 		c, err := tt.set.Find(tt.name)
@@ -137,23 +215,50 @@ func TestFind(t *testing.T) {
 			if err == nil || err.Error() != tt.wantErr {
 				t.Errorf("Find(%q) error %v, want %q", tt.name, err, tt.wantErr)
 			}
-		case err != nil || c.CC.Name != tt.want:
+		case err != nil || c.Ref() != tt.want:
 			t.Errorf("Find(%q) = %v, %v; want %s", tt.name, c, err, tt.want)
 		}
 	}
 }
 
 func TestHook(t *testing.T) {
-	cc := &v1alpha1.CompositeController{}
-	cc.Name = "x"
-	if _, err := Hook(cc, "sync"); err == nil || err.Error() != "compositecontroller/x defines no hooks" {
-		t.Errorf("no hooks: %v", err)
+	const (
+		composite = "apiVersion: metascript.dev/v1alpha1\nkind: CompositeController\nmetadata: {name: x}\nspec:\n  parentResource: {apiVersion: v1, resource: pods}\n"
+		decorator = "apiVersion: metascript.dev/v1alpha1\nkind: DecoratorController\nmetadata: {name: x}\nspec:\n  resources: [{apiVersion: v1, resource: pods}]\n"
+		two       = "  hooks: {customize: {starlark: {function: c}}, sync: {starlark: {function: s}}}\n"
+	)
+	tests := []struct {
+		doc, hook string
+		// want is the hook's starlark.function, or the error.
+		want string
+	}{
+		{composite, "sync", "compositecontroller/x defines no hooks"},
+		{composite + two, "customize", "c"},
+		{composite + two, "finalize", "compositecontroller/x has no hooks.finalize (defined: sync, customize)"},
+		{decorator, "sync", "decoratorcontroller/x defines no hooks"},
+		{decorator + two, "sync", "s"},
+		{decorator + two, "finalize", "decoratorcontroller/x has no hooks.finalize (defined: sync, customize)"},
 	}
-	cc.Spec.Hooks = &v1alpha1.CompositeControllerHooks{Sync: &v1alpha1.Hook{}, Customize: &v1alpha1.Hook{}}
-	if h, err := Hook(cc, "customize"); err != nil || h != cc.Spec.Hooks.Customize {
-		t.Errorf("customize: %v, %v", h, err)
+	for _, tt := range tests {
+		h, err := controller(t, tt.doc).Hook(tt.hook)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = h.Starlark.Function
+		}
+		if got != tt.want {
+			t.Errorf("%s: Hook(%q) = %q, want %q", controller(t, tt.doc).Ref(), tt.hook, got, tt.want)
+		}
 	}
-	if _, err := Hook(cc, "finalize"); err == nil || err.Error() != "compositecontroller/x has no hooks.finalize (defined: sync, customize)" {
-		t.Errorf("finalize: %v", err)
+}
+
+// controller parses doc, which must hold exactly one controller and nothing wrong.
+func controller(t *testing.T, doc string) *Controller {
+	t.Helper()
+	f := Parse("c.yaml", []byte(doc))
+	if len(f.Errors) > 0 || len(f.Controllers) != 1 {
+		t.Fatalf("Parse: %d controllers, errors %v", len(f.Controllers), f.Errors)
 	}
+	return f.Controllers[0]
 }
