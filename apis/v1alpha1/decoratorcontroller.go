@@ -80,19 +80,20 @@ type DecoratorControllerAttachmentRule struct {
 	ResourceRule `json:",inline"`
 	// UpdateStrategy defaults to OnDelete: existing attachments are never updated.
 	// +optional
-	UpdateStrategy *DecoratorControllerAttachmentUpdateStrategy `json:"updateStrategy,omitempty"`
+	UpdateStrategy *BasicUpdateStrategy `json:"updateStrategy,omitempty"`
 }
 
-// DecoratorControllerAttachmentUpdateStrategy says how attachments that differ from the
-// desired state are updated. Rolling updates are a CompositeController's: attach one.
-type DecoratorControllerAttachmentUpdateStrategy struct {
+// BasicUpdateStrategy says how objects that differ from the desired state are updated, for
+// kinds without rolling updates (attachments, outputs). Rolling updates are a
+// CompositeController's: attach or output one.
+type BasicUpdateStrategy struct {
 	// +optional
-	Method AttachmentUpdateMethod `json:"method,omitempty"`
+	Method BasicUpdateMethod `json:"method,omitempty"`
 }
 
-// AttachmentUpdateMethod is a ChildUpdateMethod without the rolling ones.
+// BasicUpdateMethod is a ChildUpdateMethod without the rolling ones.
 // +kubebuilder:validation:Enum=OnDelete;Recreate;InPlace
-type AttachmentUpdateMethod string
+type BasicUpdateMethod string
 
 // DecoratorControllerHooks are the hooks of a DecoratorController.
 type DecoratorControllerHooks struct {

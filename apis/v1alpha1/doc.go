@@ -1,6 +1,6 @@
 // Package v1alpha1 holds the Go types of Metascript's controller resources in the API group
-// metascript.dev, version v1alpha1: CompositeController, DecoratorController, and the hook,
-// budget and webhook specs that every controller kind shares. The CRDs in manifests/ are
+// metascript.dev, version v1alpha1: CompositeController, DecoratorController, MapController,
+// and the hook, budget and webhook specs that every controller kind shares. The CRDs in manifests/ are
 // generated from these types (make generate); DeepCopy methods too.
 //
 // +kubebuilder:object:generate=true
@@ -22,10 +22,13 @@ var CompositeControllerResource = GroupVersion.WithResource("compositecontroller
 // DecoratorControllerResource is the GroupVersionResource of DecoratorController.
 var DecoratorControllerResource = GroupVersion.WithResource("decoratorcontrollers")
 
+// MapControllerResource is the GroupVersionResource of MapController.
+var MapControllerResource = GroupVersion.WithResource("mapcontrollers")
+
 // AddToScheme registers the types of this package with a scheme.
 func AddToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, &CompositeController{}, &CompositeControllerList{},
-		&DecoratorController{}, &DecoratorControllerList{})
+		&DecoratorController{}, &DecoratorControllerList{}, &MapController{}, &MapControllerList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

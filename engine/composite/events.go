@@ -2,7 +2,6 @@ package composite
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/engine/index"
@@ -36,28 +35,8 @@ func (k *kind) RouteOrphan(u *unstructured.Unstructured, parents []cache.Indexer
 	if k.parent.Namespaced {
 		ns = u.GetNamespace()
 	}
-	seen := map[string]bool{}
-	consider := func(objs []any) {
-		for _, obj := range objs {
-			p, ok := obj.(*unstructured.Unstructured)
-			if !ok {
-				continue
-			}
-			key, _ := cache.MetaNamespaceKeyFunc(p)
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			if sel, err := k.selectors.Get(p); err == nil && sel.Matches(labels.Set(lbls)) {
-				add(p)
-			}
-		}
+	for _, p := range k.selectors.Candidates(idx, ns, lbls) {
+		add(p)
 	}
-	for key, v := range lbls {
-		objs, _ := idx.ByIndex(index.SelectorTerm, index.SelectorTermKey(ns, key, v))
-		consider(objs)
-	}
-	objs, _ := idx.ByIndex(index.SelectorTerm, index.AnySelectorKey(ns))
-	consider(objs)
 	return out
 }

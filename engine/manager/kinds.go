@@ -13,6 +13,7 @@ import (
 	"metascript.dev/metascript/engine/composite"
 	"metascript.dev/metascript/engine/decorator"
 	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/mapping"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
 )
@@ -49,6 +50,7 @@ func controllerKinds() []controllerKind {
 	return []controllerKind{
 		{name: "compositecontroller", resource: v1alpha1.CompositeControllerResource, build: buildComposite},
 		{name: "decoratorcontroller", resource: v1alpha1.DecoratorControllerResource, build: buildDecorator},
+		{name: "mapcontroller", resource: v1alpha1.MapControllerResource, build: buildMap},
 	}
 }
 
@@ -65,7 +67,7 @@ func buildComposite(ctx context.Context, m *Manager, u *unstructured.Unstructure
 		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.customize is not supported yet")}
 	}
 	ref := "compositecontroller/" + cc.Name
-	invokers, capped, err := m.compile(ctx, ref, cc.Spec.Script, map[string]*v1alpha1.Hook{"sync": h.Sync, "finalize": h.Finalize})
+	invokers, capped, err := m.compile(ctx, ref, cc.Spec.Script, []namedHook{{"sync", h.Sync}, {"finalize", h.Finalize}})
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +106,7 @@ func buildDecorator(ctx context.Context, m *Manager, u *unstructured.Unstructure
 		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.customize is not supported yet")}
 	}
 	ref := "decoratorcontroller/" + dc.Name
-	invokers, capped, err := m.compile(ctx, ref, dc.Spec.Script, map[string]*v1alpha1.Hook{"sync": h.Sync, "finalize": h.Finalize})
+	invokers, capped, err := m.compile(ctx, ref, dc.Spec.Script, []namedHook{{"sync", h.Sync}, {"finalize", h.Finalize}})
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +135,49 @@ func buildDecorator(ctx context.Context, m *Manager, u *unstructured.Unstructure
 	return b, nil
 }
 
+func buildMap(ctx context.Context, m *Manager, u *unstructured.Unstructured) (*built, error) {
+	var mc v1alpha1.MapController
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &mc); err != nil {
+		return nil, &buildError{reason: "InvalidSpec", err: err, hooks: true}
+	}
+	h := mc.Spec.Hooks
+	if h == nil || h.Map == nil {
+		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.map is required")}
+	}
+	ref := "mapcontroller/" + mc.Name
+	invokers, capped, err := m.compile(ctx, ref, mc.Spec.Script, []namedHook{{"map", h.Map}, {"tombstone", h.Tombstone}})
+	if err != nil {
+		return nil, err
+	}
+	parent, err := m.resolve("spec.parentResource", mc.Spec.ParentResource.ResourceRule)
+	if err != nil {
+		return nil, err
+	}
+	b := &built{capped: capped, watched: []schema.GroupVersionResource{parent.GVR}}
+	spec := mapping.Spec{Controller: &mc, ControllerObject: u.Object, Parent: parent, Hooks: invokers}
+	for i, r := range mc.Spec.InputResources {
+		res, err := m.resolve(fmt.Sprintf("spec.inputResources[%d]", i), r)
+		if err != nil {
+			return nil, err
+		}
+		spec.Inputs = append(spec.Inputs, res)
+		b.watched = append(b.watched, res.GVR)
+	}
+	for i, o := range mc.Spec.OutputResources {
+		res, err := m.resolve(fmt.Sprintf("spec.outputResources[%d]", i), o.ResourceRule)
+		if err != nil {
+			return nil, err
+		}
+		spec.Outputs = append(spec.Outputs, res)
+		b.watched = append(b.watched, res.GVR)
+	}
+	b.runner, err = mapping.New(spec, m.env())
+	if err != nil {
+		return nil, &buildError{reason: "InvalidSpec", err: err}
+	}
+	return b, nil
+}
+
 // env is what every runner shares.
 func (m *Manager) env() reconcile.Env {
 	return reconcile.Env{Client: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
@@ -152,16 +197,22 @@ func (m *Manager) resolve(field string, rule v1alpha1.ResourceRule) (resources.R
 	return res, &buildError{reason: "InvalidSpec", err: fmt.Errorf("%s: %w", field, err)}
 }
 
-// compile builds every defined hook of a controller (ref names it: compositecontroller/NAME)
-// and lists the budgets its ceilings cut down. Compile errors of all hooks are reported
-// together, as one CompileError.
+// namedHook is one hook of a controller's spec; Def is nil when it is not defined.
+type namedHook struct {
+	name string
+	def  *v1alpha1.Hook
+}
+
+// compile builds every defined hook of a controller (ref names it: compositecontroller/NAME),
+// in the order given, and lists the budgets its ceilings cut down. Compile errors of all hooks
+// are reported together, as one CompileError.
 func (m *Manager) compile(ctx context.Context, ref string, shared *v1alpha1.SharedScript,
-	defs map[string]*v1alpha1.Hook) (map[string]hooks.Invoker, []string, error) {
+	defs []namedHook) (map[string]hooks.Invoker, []string, error) {
 	invokers := map[string]hooks.Invoker{}
 	var capped []string
 	var joined []error
-	for _, name := range []string{"sync", "finalize", "customize"} {
-		def := defs[name]
+	for _, h := range defs {
+		name, def := h.name, h.def
 		if def == nil {
 			continue
 		}

@@ -1,7 +1,7 @@
 // Package manager watches the controller resources of every kind (CompositeController,
-// DecoratorController) and keeps one reconcile.Runner per controller: creating a controller
-// starts its runner, editing it (a new generation) recompiles its hooks and replaces the
-// runner — every parent is synced again through the new runner's initial list — and deleting
+// DecoratorController, MapController) and keeps one reconcile.Runner per controller:
+// creating a controller starts its runner, editing it (a new generation) recompiles its hooks
+// and replaces the runner — every parent is synced again through the new runner's initial list — and deleting
 // it stops the runner, all without restarting the process. It also writes each controller's
 // own status: observedGeneration, the conditions HooksCompiled, Ready and BudgetsCapped, and
 // the counts of parents and children.

@@ -15,13 +15,16 @@ import (
 
 // invoke calls one hook for one parent, records its metrics, and turns any failure into a
 // Warning Event on the parent. The hook's log lines are tagged with controller and parent.
-func (r *Runner) invoke(ctx context.Context, hookName string, req map[string]any,
+func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[string]any,
 	parent *unstructured.Unstructured) (map[string]any, error) {
 	hook := r.cfg.Hooks[hookName]
 	if hook == nil {
 		return nil, fmt.Errorf("%s hook: not defined", hookName)
 	}
 	log := r.cfg.Log.With("hook", hookName, "parent", parent.GetNamespace()+"/"+parent.GetName())
+	if about != "" {
+		log = log.With("about", about)
+	}
 	start := time.Now()
 	resp, err := hook.Invoke(ctx, req, log)
 	r.cfg.Metrics.HookDuration.WithLabelValues(r.cfg.Name, hookName, hook.Form()).Observe(time.Since(start).Seconds())
@@ -41,9 +44,17 @@ func (r *Runner) invoke(ctx context.Context, hookName string, req map[string]any
 		result, reason = "invalid", "InvalidHookResponse"
 	}
 	r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hookName, hook.Form(), result).Inc()
-	err = fmt.Errorf("%s hook: %w", hookName, err)
+	err = fmt.Errorf("%s hook%s: %w", hookName, aboutSuffix(about), err)
 	r.warn(parent, reason, err)
 	return nil, err
+}
+
+// aboutSuffix is " for <about>" when about names what a hook was called for.
+func aboutSuffix(about string) string {
+	if about == "" {
+		return ""
+	}
+	return " for " + about
 }
 
 func (r *Runner) warn(obj *unstructured.Unstructured, reason string, err error) {

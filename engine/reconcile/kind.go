@@ -112,13 +112,28 @@ type Decision struct {
 	// Inputs are the caches of Config.Inputs, by index: read-only.
 	Inputs []cache.Indexer
 
-	call func(ctx context.Context, hook string, req map[string]any) (map[string]any, error)
+	call   func(ctx context.Context, hook, about string, req map[string]any) (map[string]any, error)
+	reject func(hook, about string, err error)
 }
 
 // Call invokes the controller's hook named hook with req and returns its response object. A
 // failure has already been counted, logged and reported as a Warning Event on the parent.
 func (d *Decision) Call(ctx context.Context, hook string, req map[string]any) (map[string]any, error) {
-	return d.call(ctx, hook, req)
+	return d.call(ctx, hook, "", req)
+}
+
+// CallAbout is Call for a hook called once per object of a parent (a MapController's map
+// hook, once per input): about names that object ("PersistentVolumeClaim ns/data") in the
+// failure's Event and log line. Safe for concurrent use.
+func (d *Decision) CallAbout(ctx context.Context, hook, about string, req map[string]any) (map[string]any, error) {
+	return d.call(ctx, hook, about, req)
+}
+
+// Reject reports a response the kind found invalid for one object (about) while the rest of
+// the decision stands: counted as an invalid invocation of hook, and an InvalidHookResponse
+// Warning Event on the parent. Safe for concurrent use.
+func (d *Decision) Reject(hook, about string, err error) {
+	d.reject(hook, about, err)
 }
 
 // Outcome is a validated decision: what the skeleton writes for one parent.

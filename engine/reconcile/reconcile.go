@@ -48,14 +48,18 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	plan := r.gather(parent, claimant)
 
 	// Decide. A failure here writes nothing.
-	hook := "sync"
+	hook := r.cfg.PrimaryHook
 	if finalizing {
 		hook = "finalize"
 	}
 	d := &Decision{Parent: parent, Resource: req.Resource, Hook: hook, Finalizing: finalizing, Observed: plan.observed,
 		Inputs: r.inputIndexers()}
-	d.call = func(ctx context.Context, name string, hreq map[string]any) (map[string]any, error) {
-		return r.invoke(ctx, name, hreq, parent)
+	d.call = func(ctx context.Context, name, about string, hreq map[string]any) (map[string]any, error) {
+		return r.invoke(ctx, name, about, hreq, parent)
+	}
+	d.reject = func(name, about string, err error) {
+		r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, name, r.cfg.Hooks[name].Form(), "invalid").Inc()
+		r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook%s: %w", name, aboutSuffix(about), err))
 	}
 	out, err := r.cfg.Kind.Decide(ctx, d)
 	if err != nil {

@@ -53,8 +53,12 @@ type Config struct {
 	// Inputs are resources the parents read but do not own; their events reach parents
 	// through the Kind's InputRouter, which is then required.
 	Inputs []resources.Resource
-	// Hooks are the controller's hooks by name; "sync" is required, "finalize" optional.
+	// Hooks are the controller's hooks by name: PrimaryHook is required, "finalize"
+	// optional, others are the kind's.
 	Hooks map[string]hooks.Invoker
+	// PrimaryHook is the hook Decision.Hook names for a parent that is not finalizing;
+	// "sync" when empty.
+	PrimaryHook string
 	// ResyncPeriod, when positive, enqueues every parent that often.
 	ResyncPeriod time.Duration
 }
@@ -103,8 +107,11 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	if cfg.Hooks["sync"] == nil {
-		return nil, fmt.Errorf("%s: no sync hook", cfg.Name)
+	if cfg.PrimaryHook == "" {
+		cfg.PrimaryHook = "sync"
+	}
+	if cfg.Hooks[cfg.PrimaryHook] == nil {
+		return nil, fmt.Errorf("%s: no %s hook", cfg.Name, cfg.PrimaryHook)
 	}
 	if len(cfg.Parents) == 0 {
 		return nil, fmt.Errorf("%s: no parent resource", cfg.Name)

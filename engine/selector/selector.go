@@ -13,6 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"metascript.dev/metascript/engine/index"
 )
 
 // Cache holds each parent's parsed spec.selector, keyed by UID and valid for one
@@ -98,4 +101,32 @@ func parse(parent *unstructured.Unstructured, emptySelectsAll bool) (labels.Sele
 		return nil, errors.New("spec.selector is empty: it would select every object")
 	}
 	return sel, nil
+}
+
+// Candidates returns the parents held by idx whose spec.selector matches lbls, found through
+// idx's index.SelectorTerm index (one lookup per label, plus the parents whose selector has
+// no matchLabels): never a scan of every parent. ns is the namespace of the parents to look
+// at, "" for cluster-scoped parents. Each parent is returned once.
+func (c *Cache) Candidates(idx cache.Indexer, ns string, lbls map[string]string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	seen := map[types.UID]bool{}
+	consider := func(objs []any) {
+		for _, obj := range objs {
+			p, ok := obj.(*unstructured.Unstructured)
+			if !ok || seen[p.GetUID()] {
+				continue
+			}
+			seen[p.GetUID()] = true
+			if sel, err := c.Get(p); err == nil && sel.Matches(labels.Set(lbls)) {
+				out = append(out, p)
+			}
+		}
+	}
+	for k, v := range lbls {
+		objs, _ := idx.ByIndex(index.SelectorTerm, index.SelectorTermKey(ns, k, v))
+		consider(objs)
+	}
+	objs, _ := idx.ByIndex(index.SelectorTerm, index.AnySelectorKey(ns))
+	consider(objs)
+	return out
 }

@@ -242,11 +242,13 @@ func TestShippedServiceAccountMayDoWhatTheEngineDoes(t *testing.T) {
 	var checks []check
 	for _, v := range []string{"get", "list", "watch"} {
 		checks = append(checks, check{v, "metascript.dev", "compositecontrollers", ""},
-			check{v, "metascript.dev", "decoratorcontrollers", ""}, check{v, "", "configmaps", ""})
+			check{v, "metascript.dev", "decoratorcontrollers", ""}, check{v, "metascript.dev", "mapcontrollers", ""},
+			check{v, "", "configmaps", ""})
 	}
 	checks = append(checks,
 		check{"patch", "metascript.dev", "compositecontrollers", "status"},
 		check{"patch", "metascript.dev", "decoratorcontrollers", "status"},
+		check{"patch", "metascript.dev", "mapcontrollers", "status"},
 		check{"create", "", "events", ""}, check{"patch", "", "events", ""}, check{"create", "events.k8s.io", "events", ""})
 	// Any parent and child resource: the documented broad rule.
 	for _, r := range []struct{ group, resource string }{{"examples.metascript.dev", "websites"}, {"apps", "deployments"}, {"", "secrets"}} {

@@ -1,0 +1,307 @@
+package mapping
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"metascript.dev/metascript/engine/index"
+	"metascript.dev/metascript/engine/reconcile"
+)
+
+// input is one object a parent maps.
+type input struct {
+	res int // index of kind.inputs
+	obj *unstructured.Unstructured
+	key string // its map key: its UID
+}
+
+// group is the observed outputs of one map key.
+type group struct {
+	byRule map[int][]*unstructured.Unstructured
+	all    []*unstructured.Unstructured
+}
+
+// job is one hook call of a reconcile and what came of it.
+type job struct {
+	key       string
+	input     *input // nil for a tombstone call
+	group     *group
+	about     string
+	outputs   map[int][]*unstructured.Unstructured // map: the valid answer
+	keep      []*unstructured.Unstructured         // tombstone: the outputs to keep
+	resync    time.Duration
+	err       error
+	versionIn string
+}
+
+// Decide implements reconcile.Kind: it calls the map hook for every input whose memo no
+// longer stands and the tombstone hook for every detached key, in parallel, and assembles one
+// outcome in which the outputs of keys that needed no call, or whose call failed, are left
+// untouched.
+func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Outcome, error) {
+	parent := d.Parent
+	sel, err := k.selectors.Get(parent)
+	if err != nil {
+		return nil, err
+	}
+	uid, pfp, now := parent.GetUID(), parentFingerprint(parent), time.Now()
+	inputs := k.inputsOf(parent, sel, d.Inputs)
+	groups := k.groupOutputs(d.Observed)
+	out := &reconcile.Outcome{Children: map[int][]*unstructured.Unstructured{}, Untouched: map[*unstructured.Unstructured]bool{}}
+	var next time.Time // the earliest resyncAfterSeconds due
+	due := func(m *memo) {
+		if m != nil && m.due && (next.IsZero() || m.expires.Before(next)) {
+			next = m.expires
+		}
+	}
+
+	var jobs []*job
+	live := map[string]bool{}
+	for i := range inputs {
+		in := &inputs[i]
+		live[in.key] = true
+		g := groups[in.key]
+		if g == nil {
+			g = &group{}
+		}
+		if m := k.memos.get(uid, in.key); m.valid(in.obj.GetResourceVersion(), pfp, g.all, now) {
+			leave(out, g)
+			due(m)
+			continue
+		}
+		jobs = append(jobs, &job{key: in.key, input: in, group: g, about: k.describeInput(in),
+			versionIn: in.obj.GetResourceVersion()})
+	}
+	for _, key := range slices.Sorted(maps.Keys(groups)) {
+		if live[key] || !k.tombstone {
+			continue // a live key's outputs, or detached outputs to delete
+		}
+		live[key] = true
+		g := groups[key]
+		if m := k.memos.get(uid, key); m.valid("", pfp, g.all, now) {
+			leave(out, g)
+			due(m)
+			continue
+		}
+		jobs = append(jobs, &job{key: key, group: g, about: "detached map key " + key})
+	}
+	k.memos.keep(uid, live)
+	k.run(ctx, d, jobs)
+
+	// Assemble in a fixed order, so that of two inputs asking for one output the same one wins.
+	owner := map[string]string{} // output id → map key
+	for o := range out.Untouched {
+		owner[outputID(o)] = o.GetLabels()[MapKeyLabel]
+	}
+	var failed []string
+	var written []*job
+	for _, j := range jobs {
+		if j.err == nil && j.input != nil {
+			j.err = claimOutputs(j, owner)
+			if j.err != nil {
+				d.Reject("map", j.about, j.err)
+			}
+		}
+		if j.err != nil {
+			leave(out, j.group)
+			failed = append(failed, fmt.Sprintf("%s (%s): %v", j.key, j.about, j.err))
+			continue
+		}
+		if j.input == nil {
+			for _, o := range j.keep {
+				out.Untouched[o] = true
+			}
+			m := &memo{parent: pfp, outputs: versions(j.keep)}
+			k.expire(m, j.resync, now)
+			k.memos.set(uid, j.key, m)
+			due(m)
+			continue
+		}
+		for rule, objs := range j.outputs {
+			out.Children[rule] = append(out.Children[rule], objs...)
+		}
+		written = append(written, j)
+	}
+	for _, j := range written {
+		if j.resync > 0 {
+			if t := now.Add(j.resync); next.IsZero() || t.Before(next) {
+				next = t
+			}
+		}
+	}
+	out.Written = func(stored map[*unstructured.Unstructured]*unstructured.Unstructured) {
+		k.remember(uid, pfp, now, written, stored)
+	}
+	status := k.status(parent, inputs, d.Observed, out, failed)
+	out.WriteParent = func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return reconcile.ReplaceStatus(ctx, k.client, k.parent, k.fieldManager, parent, status)
+	}
+	if !next.IsZero() {
+		out.ResyncAfter = max(next.Sub(now), time.Millisecond)
+	}
+	if len(failed) > 0 {
+		out.Retry = fmt.Errorf("%d map call(s) failed: %s", len(failed), strings.Join(failed, "; "))
+	}
+	return out, nil
+}
+
+// remember records, after the writes, a memo for each key whose outputs were all written:
+// their versions as stored, so that the events of these writes find the memo standing. A
+// key with a failed write keeps no memo and is called again.
+func (k *kind) remember(uid types.UID, pfp string, now time.Time, written []*job,
+	stored map[*unstructured.Unstructured]*unstructured.Unstructured) {
+	for _, j := range written {
+		var objs []*unstructured.Unstructured
+		ok := true
+		for _, list := range j.outputs {
+			for _, o := range list {
+				s := stored[o]
+				if s == nil {
+					ok = false
+					break
+				}
+				objs = append(objs, s)
+			}
+		}
+		if !ok {
+			k.memos.set(uid, j.key, nil)
+			continue
+		}
+		m := &memo{inputVersion: j.versionIn, parent: pfp, outputs: versions(objs)}
+		k.expire(m, j.resync, now)
+		k.memos.set(uid, j.key, m)
+	}
+}
+
+// expire sets when m stops standing: after the hook's resyncAfterSeconds, or shortly before
+// the next periodic resync, so that the resync finds it expired.
+func (k *kind) expire(m *memo, resyncAfter time.Duration, now time.Time) {
+	switch {
+	case resyncAfter > 0:
+		m.expires, m.due = now.Add(resyncAfter), true
+	case k.resync > 0:
+		m.expires = now.Add(k.resync * 9 / 10)
+	}
+}
+
+// run makes the jobs' hook calls, at most k.parallelism at once.
+func (k *kind) run(ctx context.Context, d *reconcile.Decision, jobs []*job) {
+	sem := make(chan struct{}, k.parallelism)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if j.input != nil {
+				k.mapInput(ctx, d, j)
+			} else {
+				k.tombstoneKey(ctx, d, j)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// inputsOf lists the parent's inputs: objects of the input resources in its namespace (every
+// namespace for a cluster-scoped parent) that its selector matches and it does not control,
+// in a fixed order.
+func (k *kind) inputsOf(parent *unstructured.Unstructured, sel labels.Selector, caches []cache.Indexer) []input {
+	var out []input
+	for i, c := range caches {
+		var objs []any
+		if k.parent.Namespaced {
+			objs, _ = c.ByIndex(cache.NamespaceIndex, parent.GetNamespace())
+		} else {
+			objs = c.List()
+		}
+		for _, o := range objs {
+			u, ok := o.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			if ref := index.ControllerRef(u); ref != nil && ref.UID == parent.GetUID() {
+				continue // the parent's own output: never its input
+			}
+			if !sel.Matches(labels.Set(u.GetLabels())) {
+				continue
+			}
+			out = append(out, input{res: i, obj: u, key: string(u.GetUID())})
+		}
+	}
+	slices.SortFunc(out, func(a, b input) int {
+		return cmp.Or(cmp.Compare(a.res, b.res), cmp.Compare(a.obj.GetNamespace(), b.obj.GetNamespace()),
+			cmp.Compare(a.obj.GetName(), b.obj.GetName()))
+	})
+	return out
+}
+
+// groupOutputs groups the parent's outputs by map key.
+func (k *kind) groupOutputs(observed map[int][]*unstructured.Unstructured) map[string]*group {
+	out := map[string]*group{}
+	for rule, objs := range observed {
+		for _, o := range objs {
+			key := o.GetLabels()[MapKeyLabel]
+			g := out[key]
+			if g == nil {
+				g = &group{byRule: map[int][]*unstructured.Unstructured{}}
+				out[key] = g
+			}
+			g.byRule[rule] = append(g.byRule[rule], o)
+			g.all = append(g.all, o)
+		}
+	}
+	return out
+}
+
+func (k *kind) describeInput(in *input) string {
+	kind := k.inputs[in.res].GVK.Kind
+	if ns := in.obj.GetNamespace(); ns != "" {
+		return kind + " " + ns + "/" + in.obj.GetName()
+	}
+	return kind + " " + in.obj.GetName()
+}
+
+// leave marks a group's outputs untouched.
+func leave(out *reconcile.Outcome, g *group) {
+	if g == nil {
+		return
+	}
+	for _, o := range g.all {
+		out.Untouched[o] = true
+	}
+}
+
+// claimOutputs records j's outputs in owner, refusing one that another key already holds.
+func claimOutputs(j *job, owner map[string]string) error {
+	for _, list := range j.outputs {
+		for _, o := range list {
+			if other, ok := owner[outputID(o)]; ok && other != j.key {
+				return reconcile.Invalid("outputs", "%s %s is already an output of another input (map key %s)",
+					o.GetKind(), o.GetNamespace()+"/"+o.GetName(), other)
+			}
+		}
+	}
+	for _, list := range j.outputs {
+		for _, o := range list {
+			owner[outputID(o)] = j.key
+		}
+	}
+	return nil
+}
+
+func outputID(o *unstructured.Unstructured) string {
+	return o.GetAPIVersion() + "/" + o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+}

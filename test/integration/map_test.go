@@ -1,0 +1,278 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"metascript.dev/metascript/test/enginetest"
+)
+
+const tombstoneHook = "tombstone: {starlark: {function: tombstone}}"
+
+var copies = schema.GroupVersionResource{Group: "test.metascript.dev", Version: "v1", Resource: "copies"}
+
+// mapController creates the MapController of testdata/map.yaml named name, on Bundles
+// labelled suite=suite, with the tombstone hook when tombstone.
+func mapController(t *testing.T, name, suite string, tombstone bool) *unstructured.Unstructured {
+	t.Helper()
+	hook := ""
+	if tombstone {
+		hook = tombstoneHook
+	}
+	return controller(t, "map.yaml", "NAME", name, "SUITE", suite, "TOMBSTONE", hook)
+}
+
+// input creates a ConfigMap labelled app=app with data.
+func input(t *testing.T, ns, name, app string, data map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	return env.Create(t, ns, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": name, "labels": map[string]any{"app": app}},
+		"data":     data,
+	}})
+}
+
+func getCopy(t *testing.T, ns, name string) *unstructured.Unstructured {
+	return env.Get(t, bundleAPI, "Copy", ns, name)
+}
+
+// waitCopy waits until Copy ns/name holds spec.value == want ("<absent>" waits for it to be
+// gone).
+func waitCopy(t *testing.T, ns, name, want string) *unstructured.Unstructured {
+	t.Helper()
+	var c *unstructured.Unstructured
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		c = getCopy(t, ns, name)
+		got := "<absent>"
+		if c != nil && c.GetDeletionTimestamp() == nil {
+			got, _, _ = unstructured.NestedString(c.Object, "spec", "value")
+		}
+		return got == want, fmt.Sprintf("Copy %s spec.value = %q, want %q", name, got, want)
+	})
+	return c
+}
+
+// mapCalls is how many map calls of controller name succeeded.
+func mapCalls(name string) float64 {
+	return testutil.ToFloat64(env.Engine.Metrics.HookInvocations.WithLabelValues("mapcontroller/"+name, "map", "starlark", "success"))
+}
+
+func waitStatus(t *testing.T, ns, name string, path []string, want int64) *unstructured.Unstructured {
+	t.Helper()
+	var b *unstructured.Unstructured
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		b = getBundle(t, ns, name)
+		n, _, _ := unstructured.NestedInt64(b.Object, append([]string{"status"}, path...)...)
+		return n == want, fmt.Sprintf("status.%s = %d, want %d; status %v", strings.Join(path, "."), n, want, b.Object["status"])
+	})
+	return b
+}
+
+// TestMapInputsAddedChangedRemoved: outputs follow their inputs, a change to one input makes
+// one map call and writes only its outputs, and the parent's status counts both.
+func TestMapInputsAddedChangedRemoved(t *testing.T) {
+	mapController(t, "map-basic", "map-basic", false)
+	ns := env.Namespace(t)
+	a := input(t, ns, "a", "m", map[string]any{"value": "1"})
+	input(t, ns, "b", "m", map[string]any{"value": "2", "copies": "2"})
+	input(t, ns, "other", "elsewhere", map[string]any{"value": "x"})
+	bundle(t, ns, "p", "map-basic", "m")
+	waitCopy(t, ns, "p-a-0", "1")
+	waitCopy(t, ns, "p-b-1", "2")
+	waitStatus(t, ns, "p", []string{"outputs", "copies", "total"}, 3)
+	waitStatus(t, ns, "p", []string{"inputs", "configmaps", "total"}, 2)
+	if c := getCopy(t, ns, "p-other-0"); c != nil {
+		t.Fatal("an input the selector does not match was mapped")
+	}
+	time.Sleep(500 * time.Millisecond)
+	b0 := getCopy(t, ns, "p-b-0")
+	calls := mapCalls("map-basic")
+	env.Patch(t, a, `{"data":{"value":"changed"}}`)
+	waitCopy(t, ns, "p-a-0", "changed")
+	time.Sleep(time.Second)
+	if n := mapCalls("map-basic") - calls; n != 1 {
+		t.Fatalf("%v map calls after one input changed, want 1", n)
+	}
+	if cur := getCopy(t, ns, "p-b-0"); cur.GetResourceVersion() != b0.GetResourceVersion() {
+		t.Fatal("an unchanged input's output was written")
+	}
+	env.Delete(t, a)
+	waitCopy(t, ns, "p-a-0", "<absent>")
+	waitStatus(t, ns, "p", []string{"inputs", "configmaps", "total"}, 1)
+}
+
+func TestMapSelectorChange(t *testing.T) {
+	mapController(t, "map-selector", "map-selector", false)
+	ns := env.Namespace(t)
+	input(t, ns, "a", "first", map[string]any{"value": "1"})
+	input(t, ns, "b", "second", map[string]any{"value": "2"})
+	p := bundle(t, ns, "p", "map-selector", "first")
+	waitCopy(t, ns, "p-a-0", "1")
+	env.Patch(t, p, `{"spec":{"selector":{"matchLabels":{"app":"second"}}}}`)
+	waitCopy(t, ns, "p-b-0", "2")
+	waitCopy(t, ns, "p-a-0", "<absent>")
+}
+
+// TestMapSameResourceInAndOut: outputs of the input resource that match the parent's own
+// selector are not mapped again.
+func TestMapSameResourceInAndOut(t *testing.T) {
+	controller(t, "map-self.yaml")
+	ns := env.Namespace(t)
+	input(t, ns, "a", "self", map[string]any{"value": "1"})
+	bundle(t, ns, "p", "map-self", "self")
+	waitValue(t, ns, "a-copy", "1")
+	waitStatus(t, ns, "p", []string{"inputs", "configmaps", "total"}, 1)
+	time.Sleep(time.Second)
+	if cm := configMap(t, ns, "a-copy-copy"); cm != nil {
+		t.Fatal("the controller mapped its own output")
+	}
+}
+
+// TestMapTombstone: the outputs of a gone input are kept while the tombstone hook says so,
+// offered again at later syncs, and deleted once it lets them go.
+func TestMapTombstone(t *testing.T) {
+	mapController(t, "map-tomb", "map-tomb", true)
+	ns := env.Namespace(t)
+	a := input(t, ns, "a", "t", map[string]any{"value": "1"})
+	p := bundle(t, ns, "p", "map-tomb", "t")
+	env.Patch(t, p, `{"spec":{"keepDetached":true}}`)
+	waitCopy(t, ns, "p-a-0", "1")
+	env.Delete(t, a)
+	waitStatus(t, ns, "p", []string{"inputs", "configmaps", "total"}, 0)
+	time.Sleep(time.Second)
+	if c := getCopy(t, ns, "p-a-0"); c == nil || c.GetDeletionTimestamp() != nil {
+		t.Fatal("a detached output the tombstone hook keeps was deleted")
+	}
+	waitStatus(t, ns, "p", []string{"outputs", "copies", "total"}, 1)
+	env.Patch(t, p, `{"spec":{"keepDetached":false}}`)
+	waitCopy(t, ns, "p-a-0", "<absent>")
+}
+
+// TestMapAggregatedStatus: conditions found True on outputs are counted on the parent.
+func TestMapAggregatedStatus(t *testing.T) {
+	mapController(t, "map-status", "map-status", false)
+	ns := env.Namespace(t)
+	input(t, ns, "a", "s", map[string]any{"value": "1", "copies": "3"})
+	bundle(t, ns, "p", "map-status", "s")
+	waitCopy(t, ns, "p-a-2", "1")
+	for _, name := range []string{"p-a-0", "p-a-1"} {
+		_, err := env.Dynamic.Resource(copies).Namespace(ns).Patch(context.Background(), name, types.MergePatchType,
+			[]byte(`{"status":{"conditions":[{"type":"Ready","status":"True"},{"type":"Backed","status":"False"}]}}`),
+			metav1.PatchOptions{}, "status")
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := waitStatus(t, ns, "p", []string{"outputs", "copies", "ready"}, 2)
+	if n, _, _ := unstructured.NestedInt64(b.Object, "status", "outputs", "copies", "total"); n != 3 {
+		t.Fatalf("outputs total = %d, want 3", n)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(b.Object, "status", "outputs", "copies", "backed"); found {
+		t.Fatalf("a condition that is False was counted: %v", b.Object["status"])
+	}
+	if enginetest.Condition(b, "Mapped") != "True" {
+		t.Fatalf("Mapped condition: %v", b.Object["status"])
+	}
+}
+
+// TestMapFailureIsolated: a map call that fails changes nothing for its input, names it in a
+// Warning Event and in the Mapped condition; every other input proceeds.
+func TestMapFailureIsolated(t *testing.T) {
+	mapController(t, "map-fail", "map-fail", false)
+	ns := env.Namespace(t)
+	bad := input(t, ns, "bad", "f", map[string]any{"value": "1"})
+	input(t, ns, "good", "f", map[string]any{"value": "1"})
+	bundle(t, ns, "p", "map-fail", "f")
+	before := waitCopy(t, ns, "p-bad-0", "1")
+	waitCopy(t, ns, "p-good-0", "1")
+	for _, tc := range []struct{ mode, reason, message string }{
+		{"throw", "HookFailed", "input says throw"},
+		{"invalid", "InvalidHookResponse", "outputs[0].apiVersion: required string"},
+	} {
+		env.Patch(t, bad, fmt.Sprintf(`{"data":{"fail":%q,"value":"2"}}`, tc.mode))
+		input(t, ns, "new-"+tc.mode, "f", map[string]any{"value": "3"})
+		waitCopy(t, ns, "p-new-"+tc.mode+"-0", "3")
+		enginetest.Eventually(t, wait, func() (bool, string) {
+			ev := env.Events(t, ns, "p")
+			for _, m := range ev[tc.reason] {
+				if strings.Contains(m, "ConfigMap "+ns+"/bad") && strings.Contains(m, tc.message) {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("no %s event naming the input: %v", tc.reason, ev)
+		})
+		b := getBundle(t, ns, "p")
+		enginetest.Eventually(t, wait, func() (bool, string) {
+			b = getBundle(t, ns, "p")
+			return enginetest.Condition(b, "Mapped") == "False", fmt.Sprintf("status %v", b.Object["status"])
+		})
+		if msg := conditionMessage(b, "Mapped"); !strings.Contains(msg, string(bad.GetUID())) || !strings.Contains(msg, tc.message) {
+			t.Fatalf("Mapped message %q does not name the failed key and why", msg)
+		}
+		if cur := getCopy(t, ns, "p-bad-0"); cur.GetResourceVersion() != before.GetResourceVersion() {
+			t.Fatalf("the failed input's output was written: %v", cur.Object["spec"])
+		}
+	}
+	env.Patch(t, bad, `{"data":{"fail":null}}`)
+	waitCopy(t, ns, "p-bad-0", "2")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		b := getBundle(t, ns, "p")
+		return enginetest.Condition(b, "Mapped") == "True", fmt.Sprintf("status %v", b.Object["status"])
+	})
+}
+
+// TestMapTwoParentsShareInputs: two parents selecting the same inputs each keep their own
+// outputs.
+func TestMapTwoParentsShareInputs(t *testing.T) {
+	mapController(t, "map-share", "map-share", false)
+	ns := env.Namespace(t)
+	a := input(t, ns, "a", "shared", map[string]any{"value": "1"})
+	p1 := bundle(t, ns, "p1", "map-share", "shared")
+	p2 := bundle(t, ns, "p2", "map-share", "shared")
+	c1, c2 := waitCopy(t, ns, "p1-a-0", "1"), waitCopy(t, ns, "p2-a-0", "1")
+	if !controlledBy(c1, p1) || !controlledBy(c2, p2) {
+		t.Fatalf("owners: %+v, %+v", c1.GetOwnerReferences(), c2.GetOwnerReferences())
+	}
+	env.Patch(t, a, `{"data":{"value":"2"}}`)
+	waitCopy(t, ns, "p1-a-0", "2")
+	waitCopy(t, ns, "p2-a-0", "2")
+}
+
+// TestMapNoWritesAtSteadyState: re-syncing converged parents sends nothing and calls no hook.
+func TestMapNoWritesAtSteadyState(t *testing.T) {
+	mapController(t, "map-steady", "map-steady", false)
+	ns := env.Namespace(t)
+	for i := range 5 {
+		input(t, ns, fmt.Sprintf("i%d", i), "st", map[string]any{"value": "1"})
+	}
+	p := bundle(t, ns, "p", "map-steady", "st")
+	waitStatus(t, ns, "p", []string{"outputs", "copies", "total"}, 5)
+	// The first calls saw no outputs yet (spec.seen 0): one more round settles spec.seen.
+	env.Patch(t, p, `{"metadata":{"annotations":{"settle":"now"}}}`)
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		seen, _, _ := unstructured.NestedInt64(getCopy(t, ns, "p-i4-0").Object, "spec", "seen")
+		return seen == 1, "spec.seen not settled"
+	})
+	time.Sleep(time.Second)
+	env.Requests.Reset()
+	calls := mapCalls("map-steady")
+	env.Patch(t, p, `{"metadata":{"annotations":{"resync":"now"}}}`)
+	time.Sleep(2 * time.Second)
+	if w := env.Requests.Writes(); w != 0 {
+		t.Fatalf("engine sent %d writes re-syncing a converged parent (requests by verb: %v)", w, env.Requests.Counts())
+	}
+	// An annotation is what a hook may read of the parent: every input is mapped again, and
+	// answers the same.
+	if n := mapCalls("map-steady") - calls; n != 5 {
+		t.Fatalf("%v map calls after the parent's metadata changed, want 5", n)
+	}
+}
