@@ -18,7 +18,7 @@ import (
 // stdin is read by `--request -`.
 var stdin io.Reader = os.Stdin
 
-const hookRunUsage = `Usage: metascript hook run -f CONTROLLER.yaml [--hook sync] --request REQUEST.(json|yaml) [flags]
+const hookRunUsage = `Usage: metascript hook run -f CONTROLLER.yaml [--hook HOOK] --request REQUEST.(json|yaml) [flags]
 
 Builds one hook of a controller resource (CompositeController or DecoratorController)
 exactly as the engine does and calls it once with the request; prints the response as JSON
@@ -39,7 +39,7 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 	var files fileList
 	var defaults, ceilings budgetFlags
 	fs.Var(&files, "f", "controller resource file (YAML or JSON, several documents allowed); repeatable, e.g. for the file of a configMapRef source")
-	hook := fs.String("hook", "sync", "hook to call: sync, finalize or customize")
+	hook := fs.String("hook", "", "hook to call: sync, finalize, customize, map or tombstone (default: sync, or map for a MapController)")
 	reqFile := fs.String("request", "", "request file (YAML or JSON); - reads stdin")
 	name := fs.String("controller", "", "controller name, when the files hold several; KIND/NAME (e.g. decoratorcontroller/NAME) when two kinds share it")
 	nowFlag := fs.String("now", "", "fix the clock hooks read (RFC 3339), for repeatable output")
@@ -77,6 +77,9 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 	ctrl, err := set.Find(*name)
 	if err != nil {
 		return usageErr("%s: %v", strings.Join(files, ", "), err)
+	}
+	if *hook == "" {
+		*hook = ctrl.Primary
 	}
 	if _, err := ctrl.Hook(*hook); err != nil {
 		return usageErr("%s: %v", ctrl.File, err)

@@ -75,6 +75,12 @@ func TestHookRun(t *testing.T) {
 		{name: "configMap source not given", args: []string{"-f", c + "configmap-source.yaml", "--request", req},
 			wantCode: exitFailed, wantStderr: []string{"source in ConfigMap hooks/long-hooks is not in the given files"}},
 
+		{name: "map hook by default for a map controller", args: []string{"-f", c + "map-starlark.yaml", "--request", "testdata/requests/map.yaml", "--compact"},
+			wantStdout: `{"outputs":[{"apiVersion":"test.metascript.dev/v1","kind":"Copy","metadata":{"name":"a-copy"},"spec":{"key":"6f1c0c1e-0000-4000-8000-000000000001","value":"1"}}]}` + "\n"},
+		{name: "tombstone hook", args: []string{"-f", c + "map-starlark.yaml", "--hook", "tombstone", "--request", "testdata/requests/map.yaml", "--compact"},
+			wantStdout: `{"outputs":[]}` + "\n"},
+		{name: "map compile error with position", args: []string{"-f", c + "broken-map.yaml", "--controller", "broken-map", "--request", "testdata/requests/map.yaml"},
+			wantCode: exitFailed, wantStderr: []string{"mapcontroller/broken-map hooks.map: 2:21: Unexpected token }"}},
 		{name: "decorator sync, controller added to the request", args: []string{"-f", decorator, "--request", decReq},
 			wantJSON: "testdata/responses/decorator.json", wantStderr: []string{`msg="decorating b with 2 items" source=print`}},
 		{name: "decorator finalize, compact", args: []string{"-f", decorator, "--hook", "finalize", "--request", decReq, "--compact"},

@@ -119,6 +119,9 @@ func runSuite(ctx context.Context, path string, o *hookTestOptions, out io.Write
 		if !o.selects(c) {
 			continue
 		}
+		if c.Hook == "" {
+			c.Hook = ctrl.Primary // neither the case nor the file names one
+		}
 		b, ok := invokers[c.Hook]
 		if !ok {
 			b.inv, b.err = buildHook(ctx, rt, set.ConfigMaps, ctrl, c.Hook)

@@ -32,6 +32,7 @@ func TestHookTest(t *testing.T) {
 			d + "invalid/no-such-file.yaml"},
 			wantCode: exitFailed, golden: "hooktest-invalid.out"},
 		{name: "decorator cases pass", args: []string{d + "decorator_test.yaml"}, golden: "hooktest-decorator.out"},
+		{name: "map and tombstone cases pass, map by default", args: []string{d + "map_test.yaml"}, golden: "hooktest-map.out"},
 		{name: "decorator cases fail with what differs", args: []string{d + "decorator-failing_test.yaml"},
 			wantCode: exitFailed, golden: "hooktest-decorator-fail.out"},
 		{name: "no files", wantCode: exitUsage, wantStderr: "no test files"},

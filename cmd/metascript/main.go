@@ -17,7 +17,7 @@ const usage = `metascript — controllers as custom resources with inline Starla
 
 Usage:
   metascript run [flags]                                       run the engine
-  metascript hook run -f CONTROLLER.yaml --hook sync --request REQUEST.(json|yaml)
+  metascript hook run -f CONTROLLER.yaml [--hook HOOK] --request REQUEST.(json|yaml)
   metascript hook test FILE...                                 run hook test cases
   metascript validate -f FILE...                               compile every hook in FILEs
 

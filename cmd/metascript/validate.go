@@ -125,8 +125,8 @@ func plural(n int, noun string) string {
 // the order sync, finalize, customize.
 func checkController(ctx context.Context, rt *scripting.Runtime, cms manifest.ConfigMaps, c *manifest.Controller) []string {
 	var out []string
-	if _, err := c.Hook("sync"); err != nil {
-		out = append(out, located(c, "hooks", errors.New("hooks.sync is required")))
+	if _, err := c.Hook(c.Primary); err != nil {
+		out = append(out, located(c, "hooks", fmt.Errorf("hooks.%s is required", c.Primary)))
 	}
 	// A shared script is compiled on its own, so that an error in it is reported once and
 	// even when no hook calls it yet.

@@ -35,6 +35,10 @@ func TestValidate(t *testing.T) {
 		// A syntax error, a missing function, a broken shared script, an unknown field, no sync.
 		{name: "decorator problems, each located", args: []string{"-f", c + "broken-decorator.yaml", "-f", c + "invalid-decorator.yaml"},
 			wantCode: exitFailed, golden: "validate-decorator-broken.out"},
+		{name: "a map controller among the others", args: []string{"-f", c + "map-starlark.yaml", "-f", c + "decorator-starlark.yaml"},
+			wantCode: exitOK, golden: "validate-map-good.out"},
+		{name: "map problems: a syntax error, no map hook", args: []string{"-f", c + "broken-map.yaml"},
+			wantCode: exitFailed, golden: "validate-map-broken.out"},
 		{name: "unreadable file", args: []string{"-f", c + "no-such-file.yaml"},
 			wantCode: exitFailed, golden: "validate-unreadable.out"},
 		{name: "no controller in the files", args: []string{"-f", c + "configmaps.yaml"},

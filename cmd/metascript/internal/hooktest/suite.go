@@ -50,9 +50,11 @@ import (
 type Suite struct {
 	Controller     string `json:"controller"`
 	ControllerName string `json:"controllerName,omitempty"`
-	Hook           string `json:"hook,omitempty"`
-	Now            string `json:"now,omitempty"`
-	Cases          []Case `json:"cases"`
+	// Hook is the hook every case calls unless it names one; by default the controller's
+	// primary hook (sync, or map for a MapController).
+	Hook  string `json:"hook,omitempty"`
+	Now   string `json:"now,omitempty"`
+	Cases []Case `json:"cases"`
 
 	// File is the test file's path; relative paths inside it are resolved against its
 	// directory.
@@ -98,9 +100,6 @@ func Load(path string) (*Suite, error) {
 func (s *Suite) check() error {
 	if s.Controller == "" {
 		return errors.New("controller (the path of the controller file) is required")
-	}
-	if s.Hook == "" {
-		s.Hook = "sync"
 	}
 	if s.Now != "" {
 		t, err := time.Parse(time.RFC3339Nano, s.Now)

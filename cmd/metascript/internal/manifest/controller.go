@@ -22,12 +22,15 @@ type Controller struct {
 	Name string
 	// Script is spec.script, the helper code the hooks share; nil when there is none.
 	Script *v1alpha1.SharedScript
-	// CC is the resource when Kind is CompositeController, DC when it is DecoratorController;
-	// the other is nil.
+	// Primary is the hook every controller of its kind must define: sync, or map for a
+	// MapController. Commands call it when told no hook.
+	Primary string
+	// CC, DC or MC is the resource, by kind; the others are nil.
 	CC *v1alpha1.CompositeController
 	DC *v1alpha1.DecoratorController
+	MC *v1alpha1.MapController
 
-	// hooks are the defined hooks, in HookNames order.
+	// hooks are the defined hooks, in the order the engine builds them.
 	hooks []NamedHook
 }
 
@@ -43,11 +46,8 @@ type NamedHook struct {
 	Def  *v1alpha1.Hook
 }
 
-// HookNames are the hooks a controller may define, in the order the engine builds them and
-// the commands report them.
-var HookNames = []string{"sync", "finalize", "customize"}
-
-// Hooks lists the hooks the controller defines, in HookNames order.
+// Hooks lists the hooks the controller defines, in the order the engine builds them (sync,
+// finalize, customize; map, tombstone).
 func (c *Controller) Hooks() []NamedHook { return c.hooks }
 
 // Hook returns the hook called name, or an error listing the ones defined.
@@ -65,13 +65,12 @@ func (c *Controller) Hook(name string) (*v1alpha1.Hook, error) {
 	return nil, fmt.Errorf("%s has no hooks.%s (defined: %s)", c.Ref(), name, strings.Join(names, ", "))
 }
 
-// definedHooks pairs the hooks of a spec (sync, finalize, customize, as HookNames) with their
-// names, leaving out the undefined ones.
-func definedHooks(defs ...*v1alpha1.Hook) []NamedHook {
+// definedHooks leaves out the hooks a spec does not define.
+func definedHooks(hooks ...NamedHook) []NamedHook {
 	var out []NamedHook
-	for i, def := range defs {
-		if def != nil {
-			out = append(out, NamedHook{HookNames[i], def})
+	for _, h := range hooks {
+		if h.Def != nil {
+			out = append(out, h)
 		}
 	}
 	return out
@@ -89,6 +88,7 @@ type controllerKind struct {
 var controllerKinds = []controllerKind{
 	{"CompositeController", decodeComposite},
 	{"DecoratorController", decodeDecorator},
+	{"MapController", decodeMap},
 }
 
 // Kinds are the kinds of controller resource the offline commands read.
@@ -114,9 +114,9 @@ func decodeComposite(obj map[string]any) (*Controller, error) {
 	if err := decodeStrict(obj, cc); err != nil {
 		return nil, err
 	}
-	c := &Controller{Name: cc.Name, Script: cc.Spec.Script, CC: cc}
+	c := &Controller{Name: cc.Name, Script: cc.Spec.Script, Primary: "sync", CC: cc}
 	if h := cc.Spec.Hooks; h != nil {
-		c.hooks = definedHooks(h.Sync, h.Finalize, h.Customize)
+		c.hooks = definedHooks(NamedHook{"sync", h.Sync}, NamedHook{"finalize", h.Finalize}, NamedHook{"customize", h.Customize})
 	}
 	return c, nil
 }
@@ -126,9 +126,21 @@ func decodeDecorator(obj map[string]any) (*Controller, error) {
 	if err := decodeStrict(obj, dc); err != nil {
 		return nil, err
 	}
-	c := &Controller{Name: dc.Name, Script: dc.Spec.Script, DC: dc}
+	c := &Controller{Name: dc.Name, Script: dc.Spec.Script, Primary: "sync", DC: dc}
 	if h := dc.Spec.Hooks; h != nil {
-		c.hooks = definedHooks(h.Sync, h.Finalize, h.Customize)
+		c.hooks = definedHooks(NamedHook{"sync", h.Sync}, NamedHook{"finalize", h.Finalize}, NamedHook{"customize", h.Customize})
+	}
+	return c, nil
+}
+
+func decodeMap(obj map[string]any) (*Controller, error) {
+	mc := &v1alpha1.MapController{}
+	if err := decodeStrict(obj, mc); err != nil {
+		return nil, err
+	}
+	c := &Controller{Name: mc.Name, Script: mc.Spec.Script, Primary: "map", MC: mc}
+	if h := mc.Spec.Hooks; h != nil {
+		c.hooks = definedHooks(NamedHook{"map", h.Map}, NamedHook{"tombstone", h.Tombstone})
 	}
 	return c, nil
 }

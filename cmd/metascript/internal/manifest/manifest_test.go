@@ -206,7 +206,7 @@ func TestFind(t *testing.T) {
 		{shared, "decoratorcontroller/only", "decoratorcontroller/only", ""},
 		{shared, "", "", "several controllers (compositecontroller/only, decoratorcontroller/only, other): name one"},
 		{shared, "nope", "", `no controller named "nope" (found: compositecontroller/only, decoratorcontroller/only, other)`},
-		{NewSet(), "", "", "no controller resource (CompositeController, DecoratorController) found"},
+		{NewSet(), "", "", "no controller resource (CompositeController, DecoratorController, MapController) found"},
 	}
 	for _, tt := range tests {
 		c, err := tt.set.Find(tt.name)
