@@ -7,11 +7,12 @@ CLUSTER_DIR := .cluster
 KUBECONFIG_FILE := $(CLUSTER_DIR)/kubeconfig
 PARENTS ?= 200
 CHILDREN ?= 5
+INPUTS ?= 1000
 # e.g. CONVERGE_FLAGS='-workers=8 -qps=1000 -burst=2000' (defaults: metascript run's 4, 50, 100)
 CONVERGE_FLAGS ?=
 
 .PHONY: help build generate controlplane cluster-up cluster-down demo test test-unit test-race \
-        test-integration test-e2e vet bench bench-hooks bench-converge clean
+        test-integration test-e2e vet bench bench-hooks bench-converge bench-map clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -56,6 +57,9 @@ bench-hooks: ## hook calls (go, starlark, javascript, webhook; 10 and 1000 child
 
 bench-converge: controlplane ## PARENTS x CHILDREN from cold start vs a bare client-go program
 	$(GO) test -count=1 -timeout 30m -run '^TestConverge$$' -v ./test/converge/ -parents=$(PARENTS) -children=$(CHILDREN) $(CONVERGE_FLAGS)
+
+bench-map: controlplane ## a MapController with INPUTS inputs under one parent: cold start vs bare client-go, one-input changes
+	$(GO) test -count=1 -timeout 30m -run '^TestMapBench$$' -v ./test/mapbench/ -inputs=$(INPUTS)
 
 clean: ## remove build outputs (keeps the control-plane cache)
 	rm -rf bin

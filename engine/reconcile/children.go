@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -92,21 +93,27 @@ func (r *Runner) carryOutClaims(ctx context.Context, res int, parent *unstructur
 	return lost
 }
 
+// childWriters bounds the writes one reconcile makes at once: a parent with many children
+// (a MapController's outputs) is not written one request after the other, while the client's
+// QPS still bounds the whole engine.
+const childWriters = 8
+
+// childOp is one write of manageChildren: apply desired (over observed, if any), or delete
+// observed when desired is nil.
+type childOp struct {
+	rule              int
+	desired, observed *unstructured.Unstructured
+}
+
 // manageChildren applies every desired child and deletes every claimed child the hook no
-// longer returns and did not ask to leave untouched, under each rule's update method. It
-// returns how many children the parent claims afterwards.
+// longer returns and did not ask to leave untouched, under each rule's update method, at
+// most childWriters at once. It returns how many children the parent claims afterwards.
 func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstructured, claimant claim.Parent,
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
 	out *Outcome, errs *writeErrors) int {
 	owned := 0
-	var stored map[*unstructured.Unstructured]*unstructured.Unstructured
-	if out.Written != nil {
-		stored = map[*unstructured.Unstructured]*unstructured.Unstructured{}
-		defer func() { out.Written(stored) }()
-	}
-	for i, rule := range r.children {
-		res := r.applyResource(i)
-		desired := out.Children
+	var ops []childOp
+	for i := range r.children {
 		have := make(map[string]*unstructured.Unstructured, len(observed[i]))
 		for _, o := range observed[i] {
 			if lost[o] {
@@ -118,8 +125,8 @@ func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstru
 			}
 			have[o.GetNamespace()+"/"+o.GetName()] = o
 		}
-		want := make(map[string]bool, len(desired[i]))
-		for _, d := range desired[i] {
+		want := make(map[string]bool, len(out.Children[i]))
+		for _, d := range out.Children[i] {
 			k := d.GetNamespace() + "/" + d.GetName()
 			want[k] = true
 			obs := have[k]
@@ -130,26 +137,58 @@ func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstru
 					continue
 				}
 			}
-			action, now, err := r.apply.ReconcileStored(ctx, res, owner, d, obs, rule.Method)
-			r.countAction(action)
-			if err != nil {
-				errs.add(r.describeChild(i, d), err)
-			}
-			if stored != nil {
-				stored[d] = now
-			}
+			ops = append(ops, childOp{rule: i, desired: d, observed: obs})
 			owned++
 		}
 		for k, o := range have {
-			if want[k] {
-				continue
-			}
-			action, err := r.apply.Reconcile(ctx, res, owner, nil, o, rule.Method)
-			r.countAction(action)
-			if err != nil && !errors.Is(err, apply.ErrGone) {
-				errs.add(r.describeChild(i, o)+" (deleting)", err)
+			if !want[k] {
+				ops = append(ops, childOp{rule: i, observed: o})
 			}
 		}
+	}
+	stored := make([]*unstructured.Unstructured, len(ops))
+	var mu sync.Mutex // guards errs
+	run := func(n int) {
+		op := ops[n]
+		rule := r.children[op.rule]
+		action, now, err := r.apply.ReconcileStored(ctx, r.applyResource(op.rule), owner, op.desired, op.observed, rule.Method)
+		r.countAction(action)
+		stored[n] = now
+		if err == nil || op.desired == nil && errors.Is(err, apply.ErrGone) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if op.desired == nil {
+			errs.add(r.describeChild(op.rule, op.observed)+" (deleting)", err)
+		} else {
+			errs.add(r.describeChild(op.rule, op.desired), err)
+		}
+	}
+	if len(ops) == 1 {
+		run(0)
+	} else {
+		sem := make(chan struct{}, childWriters)
+		var wg sync.WaitGroup
+		for n := range ops {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				run(n)
+			}()
+		}
+		wg.Wait()
+	}
+	if out.Written != nil {
+		written := make(map[*unstructured.Unstructured]*unstructured.Unstructured, len(ops))
+		for n, op := range ops {
+			if op.desired != nil {
+				written[op.desired] = stored[n]
+			}
+		}
+		out.Written(written)
 	}
 	return owned
 }

@@ -3,7 +3,6 @@ package converge
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +10,8 @@ import (
 	applycorev1 "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"metascript.dev/metascript/test/enginetest"
 )
 
 // bareClientGo is the baseline: a plain client-go program creating the same parents×children
@@ -19,62 +20,20 @@ import (
 // apply, as the engine does, instead of create. It returns the time from the first request
 // to the last response.
 func bareClientGo(ctx context.Context, cfg *rest.Config, ns string, parents, children, workers int, apply bool) (time.Duration, error) {
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return 0, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type job struct{ parent, index int }
-	jobs := make(chan job)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				name := parentName(j.parent)
-				labels := map[string]string{"fanout": name}
-				data := map[string]string{"parent": name, "index": fmt.Sprint(j.index)}
-				cmName := fmt.Sprintf("%s-%d", name, j.index)
-				var err error
-				if apply {
-					cm := applycorev1.ConfigMap(cmName, ns).WithLabels(labels).WithData(data)
-					_, err = client.CoreV1().ConfigMaps(ns).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: "baseline", Force: true})
-				} else {
-					cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cmName, Labels: labels}, Data: data}
-					_, err = client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
-				}
-				if err != nil {
-					errs <- err
-					cancel()
-					return
-				}
-			}
-		}()
-	}
-	go func() {
-		defer close(jobs)
-		for p := range parents {
-			for i := range children {
-				select {
-				case jobs <- job{p, i}:
-				case <-ctx.Done():
-					return
-				}
-			}
+	return enginetest.BareWrites(ctx, cfg, workers, parents*children, func(ctx context.Context, client kubernetes.Interface, i int) error {
+		name := parentName(i / children)
+		labels := map[string]string{"fanout": name}
+		data := map[string]string{"parent": name, "index": fmt.Sprint(i % children)}
+		cmName := fmt.Sprintf("%s-%d", name, i%children)
+		if apply {
+			cm := applycorev1.ConfigMap(cmName, ns).WithLabels(labels).WithData(data)
+			_, err := client.CoreV1().ConfigMaps(ns).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: "baseline", Force: true})
+			return err
 		}
-	}()
-	wg.Wait()
-	elapsed := time.Since(start)
-	select {
-	case err := <-errs:
-		return 0, err
-	default:
-	}
-	return elapsed, nil
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cmName, Labels: labels}, Data: data}
+		_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	})
 }
 
 func parentName(i int) string { return fmt.Sprintf("fanout-%04d", i) }
