@@ -276,3 +276,74 @@ func TestMapNoWritesAtSteadyState(t *testing.T) {
 		t.Fatalf("%v map calls after the parent's metadata changed, want 5", n)
 	}
 }
+
+// TestMapControllerEditRemaps: editing the map hook maps every input again; the controller's
+// status counts parents and outputs.
+func TestMapControllerEditRemaps(t *testing.T) {
+	mc := mapController(t, "map-edit", "map-edit", false)
+	ns := env.Namespace(t)
+	input(t, ns, "a", "e", map[string]any{"value": "1"})
+	input(t, ns, "b", "e", map[string]any{"value": "2"})
+	bundle(t, ns, "p", "map-edit", "e")
+	waitCopy(t, ns, "p-b-0", "2")
+	editControllerOf(t, "MapController", mc.GetName(), func(cur *unstructured.Unstructured) {
+		src, _, _ := unstructured.NestedString(cur.Object, "spec", "script", "starlark", "source")
+		edited := strings.Replace(src, `"spec": {"value": data.get("value", "")`, `"spec": {"value": "v2-" + data.get("value", "")`, 1)
+		if edited == src {
+			t.Fatal("test fixture changed: replacement did not apply")
+		}
+		if err := unstructured.SetNestedField(cur.Object, edited, "spec", "script", "starlark", "source"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	waitCopy(t, ns, "p-a-0", "v2-1")
+	waitCopy(t, ns, "p-b-0", "v2-2")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		cur := env.Get(t, "metascript.dev/v1alpha1", "MapController", "", mc.GetName())
+		p, _, _ := unstructured.NestedInt64(cur.Object, "status", "parents")
+		c, _, _ := unstructured.NestedInt64(cur.Object, "status", "children")
+		return p == 1 && c == 2 && enginetest.Condition(cur, "Ready") == "True", fmt.Sprintf("status %v", cur.Object["status"])
+	})
+}
+
+// TestMapResyncPeriod: with nothing changing, resyncPeriodSeconds alone maps the inputs again.
+func TestMapResyncPeriod(t *testing.T) {
+	mc := mapController(t, "map-resync", "map-resync", false)
+	editControllerOf(t, "MapController", mc.GetName(), func(cur *unstructured.Unstructured) {
+		if err := unstructured.SetNestedField(cur.Object, int64(1), "spec", "resyncPeriodSeconds"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ns := env.Namespace(t)
+	input(t, ns, "a", "r", map[string]any{"value": "1"})
+	bundle(t, ns, "p", "map-resync", "r")
+	waitCopy(t, ns, "p-a-0", "1")
+	time.Sleep(time.Second)
+	before := mapCalls("map-resync")
+	time.Sleep(3 * time.Second)
+	if n := mapCalls("map-resync") - before; n < 2 {
+		t.Fatalf("%v map calls in 3s with resyncPeriodSeconds 1, want at least 2", n)
+	}
+}
+
+// TestMapCompileErrorReported: a compile error is located on the controller's status and no
+// parent is touched.
+func TestMapCompileErrorReported(t *testing.T) {
+	mc := controller(t, "map.yaml", "NAME", "map-broken", "SUITE", "map-broken", "TOMBSTONE", "",
+		`return {"outputs": [{`, `return {"outputs": [{,`)
+	ns := env.Namespace(t)
+	input(t, ns, "a", "c", map[string]any{"value": "1"})
+	b := bundle(t, ns, "p", "map-broken", "c")
+	var cur *unstructured.Unstructured
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		cur = env.Get(t, "metascript.dev/v1alpha1", "MapController", "", mc.GetName())
+		return enginetest.Condition(cur, "HooksCompiled") == "False", fmt.Sprintf("status %v", cur.Object["status"])
+	})
+	if msg := conditionMessage(cur, "HooksCompiled"); !strings.Contains(msg, "mapcontroller/map-broken/script:") || !strings.Contains(msg, "hooks.map") {
+		t.Fatalf("HooksCompiled message %q does not locate the error", msg)
+	}
+	time.Sleep(time.Second)
+	if got := getBundle(t, ns, "p"); got.GetResourceVersion() != b.GetResourceVersion() {
+		t.Fatalf("parent touched by a controller that does not compile: %v", got.Object)
+	}
+}
