@@ -102,7 +102,7 @@ spec: {selector: {app: plain}}`))
 
 			// A port that is not one fails the hook: a Warning Event says why, nothing changes.
 			env.Patch(t, web, fmt.Sprintf(`{"metadata":{"annotations":{%q:"http"}}}`, portAnnotation))
-			exampletest.HookEvent(t, env, ns, "web", "HookFailed", `"http" is not a port number`)
+			exampletest.WaitEvent(t, env, ns, "web", "HookFailed", `"http" is not a port number`)
 			if cur := env.Get(t, "v1", "Service", ns, "web"); cur == nil || cur.GetResourceVersion() != recreated.GetResourceVersion() {
 				t.Errorf("the Service changed after a failed hook: %v", cur)
 			}

@@ -105,9 +105,9 @@ func Settle(t *testing.T, env *enginetest.Env, name string, touch func()) {
 	})
 }
 
-// HookEvent waits for an Event of reason about the object ns/name whose message contains
-// text.
-func HookEvent(t *testing.T, env *enginetest.Env, ns, name, reason, text string) {
+// WaitEvent waits for an Event of reason about the object named name, recorded in ns, whose
+// message contains text.
+func WaitEvent(t *testing.T, env *enginetest.Env, ns, name, reason, text string) {
 	t.Helper()
 	enginetest.Eventually(t, Wait, func() (bool, string) {
 		ev := env.Events(t, ns, name)
