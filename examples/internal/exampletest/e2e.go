@@ -76,7 +76,7 @@ func InstallDecorator(t *testing.T, env *enginetest.Env, file string) *unstructu
 	t.Cleanup(func() {
 		env.Delete(t, dc)
 		enginetest.Eventually(t, Wait, func() (bool, string) {
-			n := Gauge(t, env.Engine.Metrics.Controllers.WithLabelValues("running"))
+			n := gauge(t, env.Engine.Metrics.Controllers.WithLabelValues("running"))
 			return env.Get(t, dc.GetAPIVersion(), dc.GetKind(), "", dc.GetName()) == nil && n == 0,
 				fmt.Sprintf("controller still present or %v runners running", n)
 		})
@@ -96,10 +96,10 @@ func InstallDecorator(t *testing.T, env *enginetest.Env, file string) *unstructu
 func Settle(t *testing.T, env *enginetest.Env, name string, touch func()) {
 	t.Helper()
 	ctl := "decoratorcontroller/" + name
-	before := Counter(t, env.Engine.Metrics.Reconciles.WithLabelValues(ctl, "success"))
+	before := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues(ctl, "success"))
 	touch()
 	enginetest.Eventually(t, Wait, func() (bool, string) {
-		n := Counter(t, env.Engine.Metrics.Reconciles.WithLabelValues(ctl, "success"))
+		n := counter(t, env.Engine.Metrics.Reconciles.WithLabelValues(ctl, "success"))
 		depth := env.Engine.Metrics.QueueDepth(ctl)
 		return n > before && depth == 0, fmt.Sprintf("reconciles %v → %v, queue depth %v", before, n, depth)
 	})
@@ -146,8 +146,8 @@ func ControlledBy(obj, owner *unstructured.Unstructured, decorator string) bool 
 
 type writer interface{ Write(*dto.Metric) error }
 
-// Counter reads a Prometheus counter.
-func Counter(t *testing.T, c any) float64 {
+// counter reads a Prometheus counter.
+func counter(t *testing.T, c any) float64 {
 	t.Helper()
 	var m dto.Metric
 	if err := c.(writer).Write(&m); err != nil {
@@ -156,8 +156,8 @@ func Counter(t *testing.T, c any) float64 {
 	return m.GetCounter().GetValue()
 }
 
-// Gauge reads a Prometheus gauge.
-func Gauge(t *testing.T, g any) float64 {
+// gauge reads a Prometheus gauge.
+func gauge(t *testing.T, g any) float64 {
 	t.Helper()
 	var m dto.Metric
 	if err := g.(writer).Write(&m); err != nil {

@@ -16,8 +16,8 @@ import (
 	"metascript.dev/metascript/test/enginetest"
 )
 
-// Clock is the only time offline hooks see, so that golden files do not change.
-func Clock() time.Time { return time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC) }
+// clock is the only time offline hooks see, so that golden files do not change.
+func clock() time.Time { return time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC) }
 
 // Hooks calls one language's shared script offline and checks every response against the
 // golden file of its step, testdata/hooks/<step>.json. With Update, the Starlark responses
@@ -33,7 +33,7 @@ type Hooks struct {
 // the runtime lacks the language or one of the stdlib modules named.
 func NewHooks(t *testing.T, l Language, update bool, modules ...string) *Hooks {
 	t.Helper()
-	rt := engine.NewRuntime(scripting.Options{Now: Clock})
+	rt := engine.NewRuntime(scripting.Options{Now: clock})
 	if reason := MissingSupport(rt, l.Lang, modules...); reason != "" {
 		t.Skip(reason)
 	}
@@ -53,7 +53,7 @@ func NewHooks(t *testing.T, l Language, update bool, modules ...string) *Hooks {
 // returns it in the JSON shape the engine reads.
 func (h *Hooks) Call(step, function string, req map[string]any) map[string]any {
 	h.t.Helper()
-	out, err := h.prog.Call(context.Background(), scripting.Invocation{Function: function, Request: req, Now: Clock})
+	out, err := h.prog.Call(context.Background(), scripting.Invocation{Function: function, Request: req, Now: clock})
 	if err != nil {
 		h.t.Fatalf("%s: %v", step, err)
 	}
@@ -145,17 +145,4 @@ func FromFile(t *testing.T, file, kind string) map[string]any {
 	}
 	t.Fatalf("%s has no %s", file, kind)
 	return nil
-}
-
-// Get returns the value at path in obj, a nested map, or nil.
-func Get(obj map[string]any, path ...string) any {
-	var cur any = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[p]
-	}
-	return cur
 }
