@@ -2,12 +2,14 @@ package snapshotschedule
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/test/enginetest"
 )
 
@@ -26,6 +28,40 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	env.Stop()
 	os.Exit(code)
+}
+
+const exampleAPI = "examples.metascript.dev/v1alpha1"
+
+// languages are the two implementations of the controller.
+var languages = []struct {
+	name string
+	lang scripting.Language
+	file string
+}{
+	{"starlark", scripting.Starlark, "controller-starlark.yaml"},
+	{"javascript", scripting.JavaScript, "controller-javascript.yaml"},
+}
+
+// timeProbes name the type of the time module, the one stdlib module the hooks use.
+var timeProbes = map[scripting.Language]string{
+	scripting.Starlark:   "def probe(request):\n    return type(time)\n",
+	scripting.JavaScript: "function probe(request) { return typeof time; }",
+}
+
+// missingSupport says what rt lacks to run the controllers in lang, or "" when nothing.
+func missingSupport(rt *scripting.Runtime, lang scripting.Language) string {
+	prog, err := rt.Compile(lang, "probe", timeProbes[lang])
+	if errors.Is(err, scripting.ErrUnknownLanguage) {
+		return fmt.Sprintf("the engine has no %s adapter: %v", lang, err)
+	}
+	if err != nil {
+		return fmt.Sprintf("the %s adapter does not predeclare the time module: %v", lang, err)
+	}
+	out, err := prog.Call(context.Background(), scripting.Invocation{Function: "probe", Request: map[string]any{}})
+	if err != nil || out == "undefined" {
+		return fmt.Sprintf("the %s adapter does not offer the time module: %v %v", lang, out, err)
+	}
+	return ""
 }
 
 // TestScheduleValidation: the API server refuses durations the hooks could not parse
