@@ -61,7 +61,14 @@ func (m *Manager) writeStatus(ctx context.Context, k key, u *unstructured.Unstru
 	if equalStatus(cur, next) {
 		return nil
 	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": u.GetUID()}, "status": next})
+	// The counts are omitempty in the type; a merge patch without them would leave a count
+	// that dropped to zero at its old value.
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&next)
+	if err != nil {
+		return err
+	}
+	raw["parents"], raw["children"] = int64(next.Parents), int64(next.Children)
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": u.GetUID()}, "status": raw})
 	if err != nil {
 		return err
 	}

@@ -485,4 +485,12 @@ func TestDecoratorEditResyncs(t *testing.T) {
 		c, _, _ := unstructured.NestedInt64(cur.Object, "status", "children")
 		return p == 1 && c == 1 && enginetest.Condition(cur, "Ready") == "True", fmt.Sprintf("status %v", cur.Object["status"])
 	})
+	// Counts that drop to zero are written as zero, not left at their last value.
+	env.Delete(t, getBundle(t, ns, "e"))
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		cur := env.Get(t, "metascript.dev/v1alpha1", "DecoratorController", "", dc.GetName())
+		p, pFound, _ := unstructured.NestedInt64(cur.Object, "status", "parents")
+		c, cFound, _ := unstructured.NestedInt64(cur.Object, "status", "children")
+		return pFound && cFound && p == 0 && c == 0, fmt.Sprintf("status %v", cur.Object["status"])
+	})
 }
