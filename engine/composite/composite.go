@@ -40,7 +40,7 @@ type Spec struct {
 	ControllerObject map[string]any
 	Parent           resources.Resource
 	Children         []resources.Resource
-	// Hooks by name: sync (required) and finalize.
+	// Hooks by name: sync (required), finalize and customize.
 	Hooks map[string]hooks.Invoker
 }
 
@@ -91,15 +91,17 @@ func New(spec Spec, env reconcile.Env) (*reconcile.Runner, error) {
 	}
 	k.fieldManager = apply.FieldManager(cc.Name)
 	return reconcile.New(reconcile.Config{
-		Env:          env,
-		Name:         "compositecontroller/" + cc.Name,
-		Kind:         k,
-		FieldManager: k.fieldManager,
-		Finalizer:    FinalizerPrefix + cc.Name,
-		Parents:      []reconcile.ParentResource{k.parent},
-		Children:     k.rules,
-		Hooks:        spec.Hooks,
-		ResyncPeriod: resync,
+		Env:              env,
+		ControllerObject: spec.ControllerObject,
+		HookVersion:      k.hookVersion,
+		Name:             "compositecontroller/" + cc.Name,
+		Kind:             k,
+		FieldManager:     k.fieldManager,
+		Finalizer:        FinalizerPrefix + cc.Name,
+		Parents:          []reconcile.ParentResource{k.parent},
+		Children:         k.rules,
+		Hooks:            spec.Hooks,
+		ResyncPeriod:     resync,
 	})
 }
 

@@ -17,7 +17,7 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 	if err != nil {
 		return nil, err
 	}
-	req := syncRequest(k.controller, d.Parent, k.rules, d.Observed, k.hookVersion, d.Finalizing)
+	req := syncRequest(k.controller, d.Parent, k.rules, d.Observed, d.Related, k.hookVersion, d.Finalizing)
 	resp, err := d.Call(ctx, d.Hook, req)
 	if err != nil {
 		return nil, err
@@ -37,14 +37,15 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 }
 
 // syncRequest builds the sync/finalize hook request of the reference: controller, parent,
-// children (one entry per child rule, even when empty), related and finalizing.
+// children (one entry per child rule, even when empty), related (what the customize hook's
+// rules select) and finalizing.
 func syncRequest(controller map[string]any, parent *unstructured.Unstructured, rules []reconcile.ChildRule,
-	observed map[int][]*unstructured.Unstructured, version v1alpha1.HookVersion, finalizing bool) map[string]any {
+	observed map[int][]*unstructured.Unstructured, related map[string]any, version v1alpha1.HookVersion, finalizing bool) map[string]any {
 	return map[string]any{
 		"controller": controller,
 		"parent":     parent.Object,
 		"children":   reconcile.ObjectMap(parent, rules, observed, version),
-		"related":    map[string]any{},
+		"related":    related,
 		"finalizing": finalizing,
 	}
 }

@@ -43,7 +43,7 @@ type Spec struct {
 	ControllerObject map[string]any
 	// Targets and Attachments are spec.resources and spec.attachments, resolved, in order.
 	Targets, Attachments []resources.Resource
-	// Hooks by name: sync (required) and finalize.
+	// Hooks by name: sync (required), finalize and customize.
 	Hooks map[string]hooks.Invoker
 }
 
@@ -112,6 +112,8 @@ func New(spec Spec, env reconcile.Env) (*reconcile.Runner, error) {
 	k.applier = apply.NewWithManager(env.Client, fieldManager)
 	return reconcile.New(reconcile.Config{
 		Env:                env,
+		ControllerObject:   spec.ControllerObject,
+		HookVersion:        k.hookVersion,
 		Name:               "decoratorcontroller/" + dc.Name,
 		Kind:               k,
 		FieldManager:       fieldManager,

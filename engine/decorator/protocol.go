@@ -20,7 +20,7 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 		"controller":  k.controller,
 		"object":      d.Parent.Object,
 		"attachments": reconcile.ObjectMap(d.Parent, k.rules, d.Observed, k.hookVersion),
-		"related":     map[string]any{},
+		"related":     d.Related,
 		"finalizing":  d.Finalizing,
 	}
 	resp, err := d.Call(ctx, d.Hook, req)

@@ -63,11 +63,8 @@ func buildComposite(ctx context.Context, m *Manager, u *unstructured.Unstructure
 	if h == nil || h.Sync == nil {
 		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.sync is required")}
 	}
-	if h.Customize != nil {
-		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.customize is not supported yet")}
-	}
 	ref := "compositecontroller/" + cc.Name
-	invokers, capped, err := m.compile(ctx, ref, cc.Spec.Script, []namedHook{{"sync", h.Sync}, {"finalize", h.Finalize}})
+	invokers, capped, err := m.compile(ctx, ref, cc.Spec.Script, []namedHook{{"sync", h.Sync}, {"finalize", h.Finalize}, {"customize", h.Customize}})
 	if err != nil {
 		return nil, err
 	}
@@ -102,11 +99,8 @@ func buildDecorator(ctx context.Context, m *Manager, u *unstructured.Unstructure
 	if h == nil || h.Sync == nil {
 		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.sync is required")}
 	}
-	if h.Customize != nil {
-		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.customize is not supported yet")}
-	}
 	ref := "decoratorcontroller/" + dc.Name
-	invokers, capped, err := m.compile(ctx, ref, dc.Spec.Script, []namedHook{{"sync", h.Sync}, {"finalize", h.Finalize}})
+	invokers, capped, err := m.compile(ctx, ref, dc.Spec.Script, []namedHook{{"sync", h.Sync}, {"finalize", h.Finalize}, {"customize", h.Customize}})
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +175,7 @@ func buildMap(ctx context.Context, m *Manager, u *unstructured.Unstructured) (*b
 // env is what every runner shares.
 func (m *Manager) env() reconcile.Env {
 	return reconcile.Env{Client: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
-		Metrics: m.opts.Metrics, Log: m.opts.Log, Workers: m.opts.Workers}
+		Metrics: m.opts.Metrics, Log: m.opts.Log, Resolver: m.opts.Resolver, Workers: m.opts.Workers}
 }
 
 // resolve resolves one resource rule of a controller; field names it for the error.

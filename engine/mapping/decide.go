@@ -55,7 +55,7 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 	if err != nil {
 		return nil, err
 	}
-	uid, pfp, now := parent.GetUID(), parentFingerprint(parent), time.Now()
+	uid, pfp, now := parent.GetUID(), reconcile.ParentFingerprint(parent), time.Now()
 	inputs := k.inputsOf(parent, sel, d.Inputs)
 	groups := k.groupOutputs(d.Observed)
 	out := &reconcile.Outcome{Children: map[int][]*unstructured.Unstructured{}, Untouched: map[*unstructured.Unstructured]bool{}}

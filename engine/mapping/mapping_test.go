@@ -73,11 +73,11 @@ func TestMemoValid(t *testing.T) {
 func TestParentFingerprint(t *testing.T) {
 	p := parentIn("ns")
 	p.SetGeneration(3)
-	base := parentFingerprint(p)
+	base := reconcile.ParentFingerprint(p)
 	status := p.DeepCopy()
 	status.Object["status"] = map[string]any{"x": int64(1)}
 	status.SetResourceVersion("99")
-	if parentFingerprint(status) != base {
+	if reconcile.ParentFingerprint(status) != base {
 		t.Error("a status change changed the fingerprint")
 	}
 	for name, edit := range map[string]func(*unstructured.Unstructured){
@@ -87,7 +87,7 @@ func TestParentFingerprint(t *testing.T) {
 	} {
 		c := p.DeepCopy()
 		edit(c)
-		if parentFingerprint(c) == base {
+		if reconcile.ParentFingerprint(c) == base {
 			t.Errorf("a change of %s left the fingerprint as it was", name)
 		}
 	}

@@ -1,11 +1,7 @@
 package mapping
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"maps"
-	"strconv"
 	"sync"
 	"time"
 
@@ -98,14 +94,6 @@ func versions(objs []*unstructured.Unstructured) map[string]string {
 		out[o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
 	}
 	return out
-}
-
-// parentFingerprint changes whenever what a hook may read of the parent changes, but not
-// when only its status does: its generation, labels and annotations.
-func parentFingerprint(p *unstructured.Unstructured) string {
-	data, _ := json.Marshal([]any{p.GetUID(), p.GetLabels(), p.GetAnnotations()})
-	sum := sha256.Sum256(data)
-	return strconv.FormatInt(p.GetGeneration(), 10) + "/" + hex.EncodeToString(sum[:8])
 }
 
 // withVersions returns a copy of outputs' versions with the stored objects' versions put in.

@@ -25,7 +25,8 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 			r.enqueueParent(res, cur)
 		},
 		DeleteFunc: func(obj any) {
-			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+			if err == nil {
 				r.setCount(Request{Resource: res, Key: key}, 0, true)
 			}
 			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -34,6 +35,9 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 			if u, ok := obj.(*unstructured.Unstructured); ok {
 				if f, ok := r.cfg.Kind.(ParentForgetter); ok {
 					f.Forget(u)
+				}
+				if err == nil {
+					r.forgetRelated(Request{Resource: res, Key: key}, u.GetUID())
 				}
 			}
 		},

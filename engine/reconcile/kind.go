@@ -111,6 +111,9 @@ type Decision struct {
 	Observed map[int][]*unstructured.Unstructured
 	// Inputs are the caches of Config.Inputs, by index: read-only.
 	Inputs []cache.Indexer
+	// Related is the request's related map (relatedMap): the objects the customize hook's
+	// rules select, or an empty map without a customize hook. Read-only.
+	Related map[string]any
 
 	call   func(ctx context.Context, hook, about string, req map[string]any) (map[string]any, error)
 	reject func(hook, about string, err error)

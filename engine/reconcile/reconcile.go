@@ -46,6 +46,10 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		return 0, err
 	}
 	plan := r.gather(parent, claimant)
+	rules, related, err := r.relatedOf(ctx, parent)
+	if err != nil {
+		return 0, err
+	}
 
 	// Decide. A failure here writes nothing.
 	hook := r.cfg.PrimaryHook
@@ -53,7 +57,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		hook = "finalize"
 	}
 	d := &Decision{Parent: parent, Resource: req.Resource, Hook: hook, Finalizing: finalizing, Observed: plan.observed,
-		Inputs: r.inputIndexers()}
+		Inputs: r.inputIndexers(), Related: related}
 	d.call = func(ctx context.Context, name, about string, hreq map[string]any) (map[string]any, error) {
 		return r.invoke(ctx, name, about, hreq, parent)
 	}
@@ -71,7 +75,11 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		return 0, err
 	}
 
-	// The decision is valid: from here on the engine writes.
+	// The decision is valid: from here on the engine writes, and the related objects that
+	// informed it are what the parent is bound to.
+	if r.cfg.Hooks["customize"] != nil {
+		r.recordRelated(req, rules)
+	}
 	var errs writeErrors
 	if !finalizing && (finalize != nil) != hasFinalizer {
 		if err := r.patchFinalizers(ctx, req.Resource, parent, finalize != nil); err != nil {

@@ -14,7 +14,7 @@ var (
 	configMaps = ChildRule{Resource: resources.Resource{
 		GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
 		GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespaced: true}}
-	namespaces = ChildRule{Resource: resources.Resource{
+	namespaceRule = ChildRule{Resource: resources.Resource{
 		GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"},
 		GVK: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, Namespaced: false}}
 )
@@ -39,7 +39,7 @@ func TestObjectKeys(t *testing.T) {
 		{"ns", configMaps, v1alpha1.HookVersionV1, "n"},
 		{"", configMaps, v1alpha1.HookVersionV1, "ns/n"},
 		{"ns", configMaps, v1alpha1.HookVersionV2, "ns/n"},
-		{"", namespaces, v1alpha1.HookVersionV1, "n"},
+		{"", namespaceRule, v1alpha1.HookVersionV1, "n"},
 	} {
 		if got := ObjectKey(parentIn(tc.parentNS), tc.child, c, tc.version); got != tc.want {
 			t.Errorf("ObjectKey(parent ns %q, %s, %s) = %q, want %q", tc.parentNS, tc.child.GVK.Kind, tc.version, got, tc.want)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
+	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/index"
@@ -29,6 +30,8 @@ type Env struct {
 	Recorder  record.EventRecorder
 	Metrics   *metrics.Metrics
 	Log       *slog.Logger
+	// Resolver resolves the resources customize hooks name.
+	Resolver Resolver
 	// Workers reconcile parents concurrently, per controller; at least 1.
 	Workers int
 }
@@ -57,10 +60,20 @@ type Config struct {
 	// optional, others are the kind's.
 	Hooks map[string]hooks.Invoker
 	// PrimaryHook is the hook Decision.Hook names for a parent that is not finalizing;
-	// "sync" when empty.
+	// "sync" when empty. With a "customize" hook, the skeleton asks it which related objects
+	// each parent's hooks see (Decision.Related).
 	PrimaryHook string
+	// ControllerObject is the controller resource as hooks see it (request.controller).
+	ControllerObject map[string]any
+	// HookVersion keys request maps (ObjectKey) of the hooks the skeleton builds requests for.
+	HookVersion v1alpha1.HookVersion
 	// ResyncPeriod, when positive, enqueues every parent that often.
 	ResyncPeriod time.Duration
+}
+
+// Resolver resolves an apiVersion and a plural resource name; *resources.Resolver is one.
+type Resolver interface {
+	Resolve(apiVersion, resource string) (resources.Resource, error)
 }
 
 // ParentIndexer is implemented by kinds whose event routing looks parents up by index: it
@@ -92,6 +105,7 @@ type Runner struct {
 	workers    sync.WaitGroup
 	background sync.WaitGroup
 	stopping   atomic.Bool
+	related    *related
 
 	countsMu sync.Mutex
 	counts   map[Request]int // parent → claimed children after its last reconcile
@@ -123,7 +137,11 @@ func New(cfg Config) (*Runner, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Log = cfg.Log.With("controller", cfg.Name)
-	r := &Runner{cfg: cfg, counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, cfg.FieldManager)}
+	if cfg.Hooks["customize"] != nil && cfg.Resolver == nil {
+		return nil, fmt.Errorf("%s: a customize hook needs a resolver", cfg.Name)
+	}
+	r := &Runner{cfg: cfg, counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, cfg.FieldManager),
+		related: newRelated()}
 	for _, p := range cfg.Parents {
 		r.parents = append(r.parents, parentSource{ParentResource: p})
 	}
@@ -214,6 +232,7 @@ func (r *Runner) Stop() {
 	r.cancel()
 	r.background.Wait()
 	r.releaseAll()
+	r.stopRelated()
 }
 
 func (r *Runner) releaseAll() {

@@ -2,8 +2,11 @@ package reconcile
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,4 +87,13 @@ func SameJSON(a, b any) bool {
 		return ok && n == m
 	}
 	return a == b
+}
+
+// ParentFingerprint changes whenever what a hook may be assumed to read of a parent changes,
+// but not when only its status does: its UID, generation, labels and annotations. Kinds and
+// the skeleton reuse hook answers while it stands.
+func ParentFingerprint(p *unstructured.Unstructured) string {
+	data, _ := json.Marshal([]any{p.GetUID(), p.GetLabels(), p.GetAnnotations()})
+	sum := sha256.Sum256(data)
+	return strconv.FormatInt(p.GetGeneration(), 10) + "/" + hex.EncodeToString(sum[:8])
 }

@@ -1,0 +1,257 @@
+package reconcile
+
+import (
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/resources"
+)
+
+// RelatedRule is one rule of a customize hook's answer, resolved: which objects of one
+// resource a parent's sync and finalize hooks see under request.related.
+type RelatedRule struct {
+	Resource resources.Resource
+	// Namespace is where a namespaced resource's objects are looked for: the parent's
+	// namespace under a namespaced parent; under a cluster-scoped one, the rule's namespace,
+	// or "" for every namespace (NamespaceSelector narrowing it). Empty for cluster-scoped
+	// resources.
+	Namespace string
+	// Names, when set, are the objects' names; otherwise Selector chooses them.
+	Names    []string
+	Selector labels.Selector
+	// NamespaceSelector, when set, keeps objects whose namespace's labels it matches.
+	NamespaceSelector labels.Selector
+}
+
+// namespaces is the resource a NamespaceSelector reads.
+var namespaces = resources.Resource{
+	GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"},
+	GVK: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"},
+}
+
+// parseCustomize validates a customize response whole, resolving each rule's resource:
+// {"relatedResources": [{apiVersion, resource, labelSelector | names, namespace,
+// namespaceSelector}]}.
+func parseCustomize(resp map[string]any, parent *unstructured.Unstructured, resolver Resolver) ([]RelatedRule, error) {
+	if err := CheckFields(resp, "relatedResources"); err != nil {
+		return nil, err
+	}
+	list, _ := resp["relatedResources"].([]any)
+	if v, ok := resp["relatedResources"]; ok && v != nil && list == nil {
+		return nil, Invalid("relatedResources", "expected a list, got %s", TypeName(v))
+	}
+	var out []RelatedRule
+	for i, item := range list {
+		path := fmt.Sprintf("relatedResources[%d]", i)
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, Invalid(path, "expected an object, got %s", TypeName(item))
+		}
+		rule, err := parseRule(path, m, parent, resolver)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rule)
+	}
+	return out, nil
+}
+
+func parseRule(path string, m map[string]any, parent *unstructured.Unstructured, resolver Resolver) (RelatedRule, error) {
+	for k := range m {
+		switch k {
+		case "apiVersion", "resource", "labelSelector", "namespace", "names", "namespaceSelector":
+		default:
+			return RelatedRule{}, Invalid(path+"."+k, "unknown field (expected apiVersion, resource, labelSelector, names, namespace, namespaceSelector)")
+		}
+	}
+	var r RelatedRule
+	apiVersion, _ := m["apiVersion"].(string)
+	resource, _ := m["resource"].(string)
+	if apiVersion == "" || resource == "" {
+		return r, Invalid(path, "apiVersion and resource are required strings")
+	}
+	res, err := resolver.Resolve(apiVersion, resource)
+	if err != nil {
+		return r, Invalid(path, "%v", err)
+	}
+	r.Resource = res
+	_, hasSel := m["labelSelector"]
+	names, hasNames := m["names"]
+	if hasSel == hasNames {
+		return r, Invalid(path, "exactly one of labelSelector or names is required")
+	}
+	if hasNames {
+		list, ok := names.([]any)
+		if !ok || len(list) == 0 {
+			return r, Invalid(path+".names", "expected a list of names, got %s", TypeName(names))
+		}
+		for j, n := range list {
+			s, ok := n.(string)
+			if !ok || s == "" {
+				return r, Invalid(fmt.Sprintf("%s.names[%d]", path, j), "expected a name, got %s", TypeName(n))
+			}
+			r.Names = append(r.Names, s)
+		}
+	} else if r.Selector, err = selectorAt(path+".labelSelector", m["labelSelector"]); err != nil {
+		return r, err
+	}
+	ns, _ := m["namespace"].(string)
+	if v, ok := m["namespace"]; ok && v != nil && ns == "" {
+		if _, isString := v.(string); !isString {
+			return r, Invalid(path+".namespace", "expected a string, got %s", TypeName(v))
+		}
+	}
+	if v, ok := m["namespaceSelector"]; ok && v != nil {
+		if r.NamespaceSelector, err = selectorAt(path+".namespaceSelector", v); err != nil {
+			return r, err
+		}
+	}
+	switch {
+	case !res.Namespaced && (ns != "" || r.NamespaceSelector != nil):
+		return r, Invalid(path, "%s is cluster-scoped: namespace and namespaceSelector do not apply", resource)
+	case !res.Namespaced:
+	case parent.GetNamespace() != "" && (ns != "" && ns != parent.GetNamespace() || r.NamespaceSelector != nil):
+		return r, Invalid(path, "a namespaced parent's related objects are in its own namespace %q", parent.GetNamespace())
+	case parent.GetNamespace() != "":
+		r.Namespace = parent.GetNamespace()
+	case ns != "" && r.NamespaceSelector != nil:
+		return r, Invalid(path, "namespace and namespaceSelector are mutually exclusive")
+	default:
+		r.Namespace = ns
+	}
+	return r, nil
+}
+
+// selectorAt parses a metav1.LabelSelector; {} selects everything.
+func selectorAt(path string, v any) (labels.Selector, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, Invalid(path, "expected a label selector object, got %s", TypeName(v))
+	}
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ls); err != nil {
+		return nil, Invalid(path, "%v", err)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil {
+		return nil, Invalid(path, "%v", err)
+	}
+	return sel, nil
+}
+
+// resources lists the resources whose caches the rules read, once each, namespaces included
+// when a rule selects by namespace labels.
+func relatedResources(rules []RelatedRule) []resources.Resource {
+	var out []resources.Resource
+	add := func(r resources.Resource) {
+		if !slices.ContainsFunc(out, func(o resources.Resource) bool { return o.GVR == r.GVR }) {
+			out = append(out, r)
+		}
+	}
+	for _, r := range rules {
+		add(r.Resource)
+		if r.NamespaceSelector != nil {
+			add(namespaces)
+		}
+	}
+	return out
+}
+
+// matches reports whether the rule selects obj; nsLabels gives a namespace's labels.
+func (r RelatedRule) matches(obj *unstructured.Unstructured, nsLabels func(string) (map[string]string, bool)) bool {
+	if r.Resource.Namespaced && r.Namespace != "" && obj.GetNamespace() != r.Namespace {
+		return false
+	}
+	if r.Names != nil {
+		if !slices.Contains(r.Names, obj.GetName()) {
+			return false
+		}
+	} else if !r.Selector.Matches(labels.Set(obj.GetLabels())) {
+		return false
+	}
+	if r.NamespaceSelector != nil {
+		l, ok := nsLabels(obj.GetNamespace())
+		return ok && r.NamespaceSelector.Matches(labels.Set(l))
+	}
+	return true
+}
+
+// relatedMap is the request's related objects: one entry per resource the rules name, keyed
+// "<Kind>.<apiVersion>", present even when empty, mapping each object's key (as children's:
+// ObjectKey) to the object. An object several rules select appears once. caches gives each
+// resource's cache.
+func relatedMap(parent *unstructured.Unstructured, rules []RelatedRule, version v1alpha1.HookVersion,
+	caches func(resources.Resource) cache.Indexer) map[string]any {
+	out := map[string]any{}
+	nsLabels := namespaceLabels(caches)
+	for _, r := range rules {
+		group, _ := out[r.Resource.Key()].(map[string]any)
+		if group == nil {
+			group = map[string]any{}
+			out[r.Resource.Key()] = group
+		}
+		idx := caches(r.Resource)
+		if idx == nil {
+			continue
+		}
+		rule := ChildRule{Resource: r.Resource}
+		for _, obj := range candidates(r, idx) {
+			if r.matches(obj, nsLabels) {
+				group[ObjectKey(parent, rule, obj, version)] = obj.Object
+			}
+		}
+	}
+	return out
+}
+
+// candidates are the objects a rule may select, from its cache: by key for names in one
+// namespace, by namespace index for one namespace, else every object.
+func candidates(r RelatedRule, idx cache.Indexer) []*unstructured.Unstructured {
+	var objs []any
+	switch {
+	case r.Names != nil && (r.Namespace != "" || !r.Resource.Namespaced):
+		for _, n := range r.Names {
+			key := n
+			if r.Namespace != "" {
+				key = r.Namespace + "/" + n
+			}
+			if o, ok, _ := idx.GetByKey(key); ok {
+				objs = append(objs, o)
+			}
+		}
+	case r.Namespace != "":
+		objs, _ = idx.ByIndex(cache.NamespaceIndex, r.Namespace)
+	default:
+		objs = idx.List()
+	}
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// namespaceLabels reads namespaces' labels from the namespaces cache, when one is held.
+func namespaceLabels(caches func(resources.Resource) cache.Indexer) func(string) (map[string]string, bool) {
+	return func(ns string) (map[string]string, bool) {
+		idx := caches(namespaces)
+		if idx == nil {
+			return nil, false
+		}
+		o, ok, _ := idx.GetByKey(ns)
+		if !ok {
+			return nil, false
+		}
+		return o.(*unstructured.Unstructured).GetLabels(), true
+	}
+}
