@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -164,15 +165,16 @@ func normalized(v interface{}) (interface{}, bool) {
 //     fields observed has in addition (defaults, status, other managers' fields) are
 //     ignored; lists must have the same length and match element by element, except
 //     metadata.ownerReferences, where each applied entry must be present (matched by uid);
-//     numbers compare by value (1 equals 1.0); a null, empty map or empty list matches an
-//     absent field.
+//     numbers compare by value (1 equals 1.0); a string equals the canonical form the API
+//     server stores a quantity in ("1000m" equals "1"); a null, empty map or empty list
+//     matches an absent field.
 //
 // Condition 1 is implied by 2, since the annotation is part of the configuration; it is
 // checked first because it is cheap and fails first whenever the hook's output changed.
 //
-// False negatives cost one idempotent request, never a wrong result: a value the API server
-// normalizes (a quantity "0.5" stored as "500m") or an associative list another manager added
-// items to never compares equal, so such a child is re-applied at every sync. An error means
+// False negatives cost one idempotent request, never a wrong result: a quantity written as a
+// number (cpu: 1, stored "1"), or an associative list another manager added items to, never
+// compares equal, so such a child is re-applied at every sync; write quantities as strings. An error means
 // desired or owner is invalid (ErrInvalid).
 func UpToDate(owner metav1.OwnerReference, desired, observed *unstructured.Unstructured) (bool, error) {
 	config, hash, err := configuration(owner, desired)
@@ -261,7 +263,19 @@ func contains(want, have interface{}) bool {
 		}
 		return false
 	}
+	if w, ok := want.(string); ok {
+		h, ok := have.(string)
+		return ok && (w == h || normalizedQuantity(w, h))
+	}
 	return want == have
+}
+
+// normalizedQuantity reports whether have is the canonical form of the quantity want, as the
+// API server stores a quantity field ("1000m" is stored "1", "0.5Gi" "512Mi"). It is asked only
+// of two strings that differ, and is false when want is not a quantity.
+func normalizedQuantity(want, have string) bool {
+	q, err := resource.ParseQuantity(want)
+	return err == nil && q.String() == have
 }
 
 // empty reports whether v is null, an empty map or an empty list, which match an absent field.

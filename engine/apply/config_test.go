@@ -113,6 +113,34 @@ func TestUpToDate(t *testing.T) {
 	}
 }
 
+// TestUpToDateQuantities: a quantity the hook wrote in another form than the API server
+// stores it compares equal to the stored form; a changed quantity or string does not.
+func TestUpToDateQuantities(t *testing.T) {
+	for _, tc := range []struct {
+		desired, stored string
+		want            bool
+	}{
+		{"1000m", "1", true},
+		{"0.5Gi", "512Mi", true},
+		{"1.5", "1500m", true},
+		{"1000m", "2", false},
+		{"red", "blue", false},
+		{"1", "01", false},
+	} {
+		desired := desiredWidget()
+		desired["spec"].(map[string]interface{})["cpu"] = tc.desired
+		observed := observedAfterApply(t, desired, func(o map[string]interface{}) {
+			o["spec"].(map[string]interface{})["cpu"] = tc.stored
+		})
+		desired = desiredWidget()
+		desired["spec"].(map[string]interface{})["cpu"] = tc.desired
+		got, err := UpToDate(testOwner, &unstructured.Unstructured{Object: desired}, observed)
+		if err != nil || got != tc.want {
+			t.Errorf("desired %q, stored %q: UpToDate = %v, %v; want %v", tc.desired, tc.stored, got, err, tc.want)
+		}
+	}
+}
+
 func TestConfiguration(t *testing.T) {
 	desired := desiredWidget()
 	m := desired["metadata"].(map[string]interface{})

@@ -37,3 +37,26 @@ func TestNoWritesAtSteadyState(t *testing.T) {
 		t.Fatalf("engine sent %d writes re-syncing converged parents (requests by verb: %v)", w, env.Requests.Counts())
 	}
 }
+
+// TestNormalisedQuantitiesCostNothing: a child whose quantities the API server stored in
+// another form than the hook wrote them is up to date: re-syncing sends nothing.
+func TestNormalisedQuantitiesCostNothing(t *testing.T) {
+	controller(t, "quota.yaml")
+	ns := env.Namespace(t)
+	b := bundle(t, ns, "q", "quota", "q")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		q := env.Get(t, "v1", "ResourceQuota", ns, "q")
+		if q == nil {
+			return false, "no ResourceQuota yet"
+		}
+		cpu, _, _ := unstructured.NestedString(q.Object, "spec", "hard", "cpu")
+		return cpu == "1", fmt.Sprintf("spec.hard.cpu = %q, want the server's form \"1\"", cpu)
+	})
+	time.Sleep(time.Second)
+	env.Requests.Reset()
+	env.Patch(t, b, `{"metadata":{"annotations":{"resync":"now"}}}`)
+	time.Sleep(2 * time.Second)
+	if w := env.Requests.Writes(); w != 0 {
+		t.Fatalf("engine sent %d writes re-syncing a converged parent (requests by verb: %v)", w, env.Requests.Counts())
+	}
+}
