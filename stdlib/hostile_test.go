@@ -16,7 +16,10 @@ import (
 // must end in the expected error without the process allocating twice the memory budget
 // during the call, and within a small multiple of its timeout.
 func TestHostileCalls(t *testing.T) {
-	budget := scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 5_000_000, MaxMemory: 32 << 20}
+	// What is checked is each call's refusal before it allocates; the timeout only stops a
+	// runaway, and is generous because building the 8 MiB inputs under the race detector on a
+	// busy machine takes seconds.
+	budget := scripting.Budget{Timeout: 10 * time.Second, MaxSteps: 5_000_000, MaxMemory: 32 << 20}
 	cases := []struct {
 		function string
 		// A substring of the error, or "budget:<name>" for a BudgetError; alternatives are
