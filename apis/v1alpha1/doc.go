@@ -25,10 +25,14 @@ var DecoratorControllerResource = GroupVersion.WithResource("decoratorcontroller
 // MapControllerResource is the GroupVersionResource of MapController.
 var MapControllerResource = GroupVersion.WithResource("mapcontrollers")
 
+// ControllerRevisionResource is the GroupVersionResource of ControllerRevision.
+var ControllerRevisionResource = GroupVersion.WithResource("controllerrevisions")
+
 // AddToScheme registers the types of this package with a scheme.
 func AddToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, &CompositeController{}, &CompositeControllerList{},
-		&DecoratorController{}, &DecoratorControllerList{}, &MapController{}, &MapControllerList{})
+		&DecoratorController{}, &DecoratorControllerList{}, &MapController{}, &MapControllerList{},
+		&ControllerRevision{}, &ControllerRevisionList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

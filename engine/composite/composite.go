@@ -22,6 +22,7 @@ import (
 	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/engine/revision"
 	"metascript.dev/metascript/engine/selector"
 )
 
@@ -42,6 +43,8 @@ type Spec struct {
 	Children         []resources.Resource
 	// Hooks by name: sync (required), finalize and customize.
 	Hooks map[string]hooks.Invoker
+	// Revisions is the ControllerRevision resource, required when a child rule rolls.
+	Revisions *resources.Resource
 }
 
 // New validates spec and returns the controller's Runner, not started yet.
@@ -76,12 +79,19 @@ func New(spec Spec, env reconcile.Env) (*reconcile.Runner, error) {
 				i, res.GVR.Resource, spec.Parent.GVR.Resource)
 		}
 		method := v1alpha1.ChildUpdateOnDelete
-		if us := cc.Spec.ChildResources[i].UpdateStrategy; us != nil && us.Method != "" {
+		us := cc.Spec.ChildResources[i].UpdateStrategy
+		if us != nil && us.Method != "" {
 			method = us.Method
 		}
 		switch method {
 		case v1alpha1.ChildUpdateRollingInPlace, v1alpha1.ChildUpdateRollingRecreate:
-			return nil, fmt.Errorf("spec.childResources[%d].updateStrategy.method: %s is not supported yet (use OnDelete, Recreate or InPlace)", i, method)
+			if err := k.roll(spec, i, us, env); err != nil {
+				return nil, err
+			}
+			// The skeleton writes a rolling child as the revision it belongs to asks.
+			method = map[v1alpha1.ChildUpdateMethod]v1alpha1.ChildUpdateMethod{
+				v1alpha1.ChildUpdateRollingInPlace:  v1alpha1.ChildUpdateInPlace,
+				v1alpha1.ChildUpdateRollingRecreate: v1alpha1.ChildUpdateRecreate}[method]
 		}
 		k.rules = append(k.rules, reconcile.ChildRule{Resource: res, Method: method})
 	}
@@ -90,7 +100,13 @@ func New(spec Spec, env reconcile.Env) (*reconcile.Runner, error) {
 		resync = time.Duration(*p) * time.Second
 	}
 	k.fieldManager = apply.FieldManager(cc.Name)
+	var inputs []resources.Resource
+	if k.rolling != nil {
+		inputs = []resources.Resource{*spec.Revisions}
+		k.rolling.store = revision.Store{Client: env.Client, FieldManager: k.fieldManager}
+	}
 	return reconcile.New(reconcile.Config{
+		Inputs:           inputs,
 		Env:              env,
 		ControllerObject: spec.ControllerObject,
 		HookVersion:      k.hookVersion,
@@ -116,6 +132,29 @@ type kind struct {
 	selectors    *selector.Cache // parents' spec.selector, parsed once per resourceVersion
 	client       dynamic.Interface
 	fieldManager string
+	rolling      *rolling // nil unless a child rule rolls
+}
+
+// roll sets up rolling updates for child rule i.
+func (k *kind) roll(spec Spec, i int, us *v1alpha1.ChildUpdateStrategy, env reconcile.Env) error {
+	switch {
+	case !spec.Parent.Namespaced:
+		return fmt.Errorf("spec.childResources[%d].updateStrategy.method: %s needs a namespaced parent (revisions live in its namespace)", i, us.Method)
+	case spec.Revisions == nil:
+		return fmt.Errorf("spec.childResources[%d].updateStrategy.method: %s needs the ControllerRevision resource (install the engine's CRDs)", i, us.Method)
+	}
+	if k.rolling == nil {
+		k.rolling = &rolling{paths: revision.DefaultFieldPaths, rules: map[int][]v1alpha1.StatusConditionCheck{}}
+		if rh := spec.Controller.Spec.ParentResource.RevisionHistory; rh != nil && len(rh.FieldPaths) > 0 {
+			k.rolling.paths = rh.FieldPaths
+		}
+	}
+	var checks []v1alpha1.StatusConditionCheck
+	if us.StatusChecks != nil {
+		checks = us.StatusChecks.Conditions
+	}
+	k.rolling.rules[i] = checks
+	return nil
 }
 
 func (k *kind) Selects(_ int, parent *unstructured.Unstructured) bool {

@@ -11,18 +11,13 @@ import (
 )
 
 // Decide implements reconcile.Kind: the reference's sync/finalize request, one hook call,
-// and a response of status, children, resyncAfterSeconds and finalized.
+// and a response of status, children, resyncAfterSeconds and finalized; with rolling child
+// rules, one call per live revision (decideRolling).
 func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Outcome, error) {
-	sel, extraLabels, err := k.selectorOf(d.Parent)
-	if err != nil {
-		return nil, err
+	if k.rolling != nil && !d.Finalizing {
+		return k.decideRolling(ctx, d)
 	}
-	req := syncRequest(k.controller, d.Parent, k.rules, d.Observed, d.Related, k.hookVersion, d.Finalizing)
-	resp, err := d.Call(ctx, d.Hook, req)
-	if err != nil {
-		return nil, err
-	}
-	parsed, err := parseResponse(resp, d.Parent, k.rules, sel, extraLabels)
+	parsed, err := k.call(ctx, d, d.Parent)
 	if err != nil {
 		return nil, err
 	}
@@ -34,6 +29,22 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 		}
 	}
 	return out, nil
+}
+
+// call asks the hook d names for the desired state of the parent seen as p (d.Parent, or
+// d.Parent as it was in an older revision) and validates the answer against d.Parent's
+// selector.
+func (k *kind) call(ctx context.Context, d *reconcile.Decision, p *unstructured.Unstructured) (*syncResponse, error) {
+	sel, extraLabels, err := k.selectorOf(d.Parent)
+	if err != nil {
+		return nil, err
+	}
+	req := syncRequest(k.controller, p, k.rules, d.Observed, d.Related, k.hookVersion, d.Finalizing)
+	resp, err := d.Call(ctx, d.Hook, req)
+	if err != nil {
+		return nil, err
+	}
+	return parseResponse(resp, d.Parent, k.rules, sel, extraLabels)
 }
 
 // syncRequest builds the sync/finalize hook request of the reference: controller, parent,

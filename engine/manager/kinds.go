@@ -82,8 +82,21 @@ func buildComposite(ctx context.Context, m *Manager, u *unstructured.Unstructure
 		children = append(children, res)
 		b.watched = append(b.watched, res.GVR)
 	}
-	b.runner, err = composite.New(composite.Spec{Controller: &cc, ControllerObject: u.Object, Parent: parent,
-		Children: children, Hooks: invokers}, m.env())
+	spec := composite.Spec{Controller: &cc, ControllerObject: u.Object, Parent: parent, Children: children, Hooks: invokers}
+	for _, c := range cc.Spec.ChildResources {
+		if us := c.UpdateStrategy; us != nil &&
+			(us.Method == v1alpha1.ChildUpdateRollingInPlace || us.Method == v1alpha1.ChildUpdateRollingRecreate) {
+			revs, err := m.resolve("controllerrevisions.metascript.dev (for rolling updates)", v1alpha1.ResourceRule{
+				APIVersion: v1alpha1.GroupVersion.String(), Resource: v1alpha1.ControllerRevisionResource.Resource})
+			if err != nil {
+				return nil, err
+			}
+			spec.Revisions = &revs
+			b.watched = append(b.watched, revs.GVR)
+			break
+		}
+	}
+	b.runner, err = composite.New(spec, m.env())
 	if err != nil {
 		return nil, &buildError{reason: "InvalidSpec", err: err}
 	}

@@ -149,6 +149,10 @@ type Outcome struct {
 	// neither updated nor deleted (the outputs of an input whose map call failed, or that
 	// needed no new call).
 	Untouched map[*unstructured.Unstructured]bool
+	// Prepare, when set, runs once the decision is valid and before any claim or child is
+	// written: writes that must hold before children change (a rollout's revisions). Its
+	// error stops the reconcile; nothing else is written.
+	Prepare func(ctx context.Context) error
 	// WriteParent, when set, writes the parent's own fields after the children. It returns
 	// the parent as the server stored it, or nil when it sent nothing.
 	WriteParent func(ctx context.Context) (*unstructured.Unstructured, error)

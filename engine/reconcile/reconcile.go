@@ -86,6 +86,11 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 			return 0, err
 		}
 	}
+	if out.Prepare != nil {
+		if err := out.Prepare(ctx); err != nil {
+			return 0, err
+		}
+	}
 	owner := apply.OwnerRef(parent)
 	lost := r.carryOutClaims(ctx, req.Resource, parent, owner, plan, &errs)
 	owned := r.manageChildren(ctx, parent, claimant, owner, plan.observed, lost, out, &errs)

@@ -185,6 +185,10 @@ func (r *Runner) Start(ctx context.Context) error {
 	for _, res := range r.cfg.Inputs {
 		inf := r.cfg.Informers.Acquire(res.GVR)
 		r.inputs = append(r.inputs, inf)
+		// An input may be owned by the parent (a rollout's revisions): found by owner.
+		if err := index.RegisterChildIndexes(inf); err != nil {
+			return fail(err)
+		}
 		synced = append(synced, inf.HasSynced)
 	}
 	for _, inf := range r.inputs {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,4 +97,31 @@ func ParentFingerprint(p *unstructured.Unstructured) string {
 	data, _ := json.Marshal([]any{p.GetUID(), p.GetLabels(), p.GetAnnotations()})
 	sum := sha256.Sum256(data)
 	return strconv.FormatInt(p.GetGeneration(), 10) + "/" + hex.EncodeToString(sum[:8])
+}
+
+// SetCondition returns status with cond in its conditions, replacing the entry of cond's
+// type (status is not modified; nil is an empty status). cond's lastTransitionTime is the
+// parent's for that type while its status stays the same, and now when it changes, so that
+// rewriting an unchanged condition changes nothing.
+func SetCondition(parent *unstructured.Unstructured, status, cond map[string]any) map[string]any {
+	cond["lastTransitionTime"] = metav1.NewTime(time.Now()).UTC().Format(time.RFC3339)
+	if cur := findCondition(parent, cond["type"].(string)); cur != nil && cur["status"] == cond["status"] {
+		if t, ok := cur["lastTransitionTime"].(string); ok {
+			cond["lastTransitionTime"] = t
+		}
+	}
+	out := make(map[string]any, len(status)+1)
+	for k, v := range status {
+		out[k] = v
+	}
+	list, _ := out["conditions"].([]any)
+	next := make([]any, 0, len(list)+1)
+	for _, c := range list {
+		if m, ok := c.(map[string]any); ok && m["type"] == cond["type"] {
+			continue
+		}
+		next = append(next, c)
+	}
+	out["conditions"] = append(next, cond)
+	return out
 }

@@ -249,6 +249,8 @@ func TestShippedServiceAccountMayDoWhatTheEngineDoes(t *testing.T) {
 		check{"patch", "metascript.dev", "compositecontrollers", "status"},
 		check{"patch", "metascript.dev", "decoratorcontrollers", "status"},
 		check{"patch", "metascript.dev", "mapcontrollers", "status"},
+		check{"create", "metascript.dev", "controllerrevisions", ""}, check{"patch", "metascript.dev", "controllerrevisions", ""},
+		check{"delete", "metascript.dev", "controllerrevisions", ""}, check{"watch", "metascript.dev", "controllerrevisions", ""},
 		check{"create", "", "events", ""}, check{"patch", "", "events", ""}, check{"create", "events.k8s.io", "events", ""})
 	// Any parent and child resource: the documented broad rule.
 	for _, r := range []struct{ group, resource string }{{"examples.metascript.dev", "websites"}, {"apps", "deployments"}, {"", "secrets"}} {

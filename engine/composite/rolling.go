@@ -1,0 +1,220 @@
+package composite
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/index"
+	"metascript.dev/metascript/engine/reconcile"
+	"metascript.dev/metascript/engine/revision"
+)
+
+// RolledOutCondition is the condition type a parent with rolling children carries in its
+// status: True once every child is on the newest revision; False while rolling out (with
+// progress) or paused (naming the child that holds the rollout and why).
+const RolledOutCondition = "RolledOut"
+
+// rolling is what a controller with rolling child rules needs.
+type rolling struct {
+	paths []string                                // revisionHistory.fieldPaths
+	rules map[int][]v1alpha1.StatusConditionCheck // rolling rule index → its status checks
+	store revision.Store
+}
+
+// decideRolling is Decide for a parent with rolling children. The hook is called once for
+// each live revision, with the parent as it was in that revision (its patch applied); each
+// child of a rolling rule is driven by the revision it belongs to, creating and scaling by the
+// newest. One child moves to the newest revision per reconcile, once every child already on
+// it exists and passes its rule's status checks. The revisions are written (Prepare) before
+// any child, so that a restart finds the rollout where it was.
+func (k *kind) decideRolling(ctx context.Context, d *reconcile.Decision) (*reconcile.Outcome, error) {
+	parent := d.Parent
+	patch := revision.Patch(parent, k.rolling.paths)
+	latest := revision.Name(parent.GetName(), revision.Hash(patch))
+	revs, err := k.revisionsOf(parent, d.Inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	observed := map[revision.Child]*unstructured.Unstructured{}
+	var existing []revision.Child
+	for i := range k.rolling.rules {
+		for _, o := range d.Observed[i] {
+			c := k.child(i, o.GetName())
+			observed[c] = o
+			existing = append(existing, c)
+		}
+	}
+	owner := revision.Assign(revs, latest, existing)
+
+	answers := map[string]*syncResponse{}
+	call := func(name string, p *unstructured.Unstructured) error {
+		parsed, err := k.call(ctx, d, p)
+		if err == nil {
+			answers[name] = parsed
+		}
+		return err
+	}
+	if err := call(latest, parent); err != nil {
+		return nil, err
+	}
+	for _, r := range revs {
+		if r.Name == latest || !slices.Contains(mapsValues(owner), r.Name) {
+			continue
+		}
+		if err := call(r.Name, revision.Apply(parent, r.Patch, k.rolling.paths)); err != nil {
+			return nil, err
+		}
+	}
+	newest := answers[latest]
+
+	var desired []revision.Child
+	for i := range k.rolling.rules {
+		for _, o := range newest.children[i] {
+			c := k.child(i, o.GetName())
+			desired = append(desired, c)
+			if _, ok := owner[c]; !ok {
+				owner[c] = latest // a new child is created by the newest revision
+			}
+		}
+	}
+	exists := func(c revision.Child) bool { o := observed[c]; return o != nil && o.GetDeletionTimestamp() == nil }
+	step := revision.Plan(latest, owner, desired, exists, func(c revision.Child) (bool, string) {
+		return passes(observed[c], k.rolling.rules[k.ruleOf(c)])
+	})
+	writes := revision.Record(revs, latest, patch, owner, func(c revision.Child) bool { return observed[c] != nil })
+
+	out := &reconcile.Outcome{Children: map[int][]*unstructured.Unstructured{}, Untouched: map[*unstructured.Unstructured]bool{},
+		ResyncAfter: newest.ResyncAfter, Finalized: newest.Finalized}
+	for i, list := range newest.children {
+		if _, isRolling := k.rolling.rules[i]; !isRolling {
+			out.Children[i] = list
+			continue
+		}
+		for _, o := range list {
+			c := k.child(i, o.GetName())
+			rev := owner[c]
+			if rev == latest {
+				out.Children[i] = append(out.Children[i], o)
+				continue
+			}
+			if old := findChild(answers[rev].children[i], o.GetName()); old != nil {
+				out.Children[i] = append(out.Children[i], old)
+			} else if obs := observed[c]; obs != nil {
+				out.Untouched[obs] = true // its revision no longer asks for it: leave it be
+			}
+		}
+	}
+	if len(writes.Create)+len(writes.Update)+len(writes.Delete) > 0 {
+		out.Prepare = func(ctx context.Context) error { return k.rolling.store.Write(ctx, parent, writes) }
+	}
+	status := reconcile.SetCondition(parent, newest.Status, rolloutCondition(parent, latest, step))
+	out.WriteParent = func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return reconcile.ReplaceStatus(ctx, k.client, k.parent, k.fieldManager, parent, status)
+	}
+	return out, nil
+}
+
+// rolloutCondition says where the rollout is.
+func rolloutCondition(parent *unstructured.Unstructured, latest string, s revision.Step) map[string]any {
+	cond := map[string]any{"type": RolledOutCondition, "status": string(metav1.ConditionTrue), "reason": "RolledOut",
+		"message": fmt.Sprintf("every child is on revision %s", latest), "observedGeneration": parent.GetGeneration()}
+	switch {
+	case s.Blocker != nil:
+		cond["status"], cond["reason"] = string(metav1.ConditionFalse), "Paused"
+		cond["message"] = fmt.Sprintf("revision %s: %d of %d children updated; %s holds the rollout: %s",
+			latest, s.Updated, s.Total, s.Blocker, s.Why)
+	case s.Updated < s.Total:
+		cond["status"], cond["reason"] = string(metav1.ConditionFalse), "RollingOut"
+		cond["message"] = fmt.Sprintf("revision %s: %d of %d children updated", latest, s.Updated, s.Total)
+	}
+	return cond
+}
+
+// passes checks an existing child against its rule's status checks.
+func passes(obj *unstructured.Unstructured, checks []v1alpha1.StatusConditionCheck) (bool, string) {
+	list, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "conditions")
+	items, _ := list.([]any)
+	for _, want := range checks {
+		var got map[string]any
+		for _, c := range items {
+			if m, ok := c.(map[string]any); ok && m["type"] == want.Type {
+				got = m
+				break
+			}
+		}
+		switch {
+		case got == nil:
+			return false, fmt.Sprintf("it has no condition %s", want.Type)
+		case want.Status != nil && got["status"] != *want.Status:
+			return false, fmt.Sprintf("condition %s is %v (want %s)", want.Type, got["status"], *want.Status)
+		case want.Reason != nil && got["reason"] != *want.Reason:
+			return false, fmt.Sprintf("condition %s has reason %v (want %s)", want.Type, got["reason"], *want.Reason)
+		}
+	}
+	return true, ""
+}
+
+// revisionsOf reads the parent's revisions from the revisions' cache, by owner.
+func (k *kind) revisionsOf(parent *unstructured.Unstructured, idx cache.Indexer) ([]revision.Revision, error) {
+	objs, _ := idx.ByIndex(index.ControllerUID, string(parent.GetUID()))
+	out := make([]revision.Revision, 0, len(objs))
+	for _, o := range objs {
+		r, err := revision.FromObject(o.(*unstructured.Unstructured))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (k *kind) child(rule int, name string) revision.Child {
+	gvk := k.rules[rule].GVK
+	return revision.Child{Group: gvk.Group, Kind: gvk.Kind, Name: name}
+}
+
+func (k *kind) ruleOf(c revision.Child) int {
+	for i := range k.rolling.rules {
+		if gvk := k.rules[i].GVK; gvk.Group == c.Group && gvk.Kind == c.Kind {
+			return i
+		}
+	}
+	return -1
+}
+
+// RouteInput routes a revision's event to the parent it belongs to.
+func (k *kind) RouteInput(input *unstructured.Unstructured, _ []cache.Indexer) []reconcile.Request {
+	ref := index.ControllerRef(input)
+	if ref == nil {
+		return nil
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil || ref.Kind != k.parent.GVK.Kind || gv.Group != k.parent.GVK.Group {
+		return nil
+	}
+	return []reconcile.Request{{Key: input.GetNamespace() + "/" + ref.Name}}
+}
+
+func findChild(list []*unstructured.Unstructured, name string) *unstructured.Unstructured {
+	for _, o := range list {
+		if o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func mapsValues(m map[revision.Child]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}

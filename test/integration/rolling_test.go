@@ -1,0 +1,154 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"metascript.dev/metascript/test/enginetest"
+)
+
+var controllerRevisions = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "controllerrevisions"}
+
+// rollingBundle creates a Bundle of suite whose children hold template value v.
+func rollingBundle(t *testing.T, ns, name, suite, v string) *unstructured.Unstructured {
+	t.Helper()
+	b := bundle(t, ns, name, suite, name)
+	return env.Patch(t, b, fmt.Sprintf(`{"spec":{"template":{"value":%q}}}`, v))
+}
+
+// setReady sets the Ready condition of Copy ns/name.
+func setReady(t *testing.T, ns, name string, ready bool) {
+	t.Helper()
+	status := "False"
+	if ready {
+		status = "True"
+	}
+	_, err := env.Dynamic.Resource(copies).Namespace(ns).Patch(context.Background(), name, types.MergePatchType,
+		[]byte(fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":%q}]}}`, status)), metav1.PatchOptions{}, "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyState is "value/note" of a Copy, or "<absent>".
+func copyState(t *testing.T, ns, name string) string {
+	c := getCopy(t, ns, name)
+	if c == nil || c.GetDeletionTimestamp() != nil {
+		return "<absent>"
+	}
+	v, _, _ := unstructured.NestedString(c.Object, "spec", "value")
+	n, _, _ := unstructured.NestedString(c.Object, "spec", "note")
+	return v + "/" + n
+}
+
+func waitCopies(t *testing.T, ns string, want map[string]string) {
+	t.Helper()
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		got := map[string]string{}
+		for name := range want {
+			got[name] = copyState(t, ns, name)
+		}
+		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprintf("copies %v, want %v", got, want)
+	})
+}
+
+func rolledOut(t *testing.T, ns, name string) (status, message string) {
+	b := getBundle(t, ns, name)
+	return enginetest.Condition(b, "RolledOut"), conditionMessage(b, "RolledOut")
+}
+
+func revisionCount(t *testing.T, ns string) int {
+	list, err := env.Dynamic.Resource(controllerRevisions).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(list.Items)
+}
+
+// TestRollingRecreateOneAtATime: a change under the rolling field paths recreates one child
+// at a time, each once the one before is Ready; the old revision is pruned at the end.
+func TestRollingRecreateOneAtATime(t *testing.T) {
+	controller(t, "rolling.yaml", "NAME", "roll-recreate", "SUITE", "roll-recreate", "METHOD", "RollingRecreate")
+	ns := env.Namespace(t)
+	b := rollingBundle(t, ns, "r", "roll-recreate", "v1")
+	waitCopies(t, ns, map[string]string{"r-0": "v1/", "r-1": "v1/", "r-2": "v1/"})
+	for i := range 3 {
+		setReady(t, ns, fmt.Sprintf("r-%d", i), true)
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		s, m := rolledOut(t, ns, "r")
+		return s == "True", "RolledOut " + s + ": " + m
+	})
+	uids := map[string]types.UID{}
+	for i := range 3 {
+		uids[fmt.Sprintf("r-%d", i)] = getCopy(t, ns, fmt.Sprintf("r-%d", i)).GetUID()
+	}
+	env.Patch(t, b, `{"spec":{"template":{"value":"v2"}}}`)
+	for step := range 3 {
+		name := fmt.Sprintf("r-%d", step)
+		want := map[string]string{}
+		for i := range 3 {
+			want[fmt.Sprintf("r-%d", i)] = map[bool]string{true: "v2/", false: "v1/"}[i <= step]
+		}
+		waitCopies(t, ns, want)
+		// Paused: the recreated child is not Ready yet, and the next one waits.
+		enginetest.Eventually(t, wait, func() (bool, string) {
+			s, m := rolledOut(t, ns, "r")
+			return s == "False" && strings.Contains(m, "Copy "+name+" holds the rollout"), "RolledOut " + s + ": " + m
+		})
+		time.Sleep(500 * time.Millisecond)
+		waitCopies(t, ns, want)
+		if c := getCopy(t, ns, name); c.GetUID() == uids[name] {
+			t.Fatalf("%s was not recreated", name)
+		}
+		setReady(t, ns, name, true)
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		s, m := rolledOut(t, ns, "r")
+		return s == "True" && revisionCount(t, ns) == 1, fmt.Sprintf("RolledOut %s: %s; %d revisions", s, m, revisionCount(t, ns))
+	})
+}
+
+// TestRollingInPlacePauseResumeAndFieldPaths: an updated child that turns unhealthy pauses
+// the rollout until it recovers; a change outside the rolling paths applies at once to the
+// children of every revision; a hook failing mid-rollout changes nothing.
+func TestRollingInPlacePauseResumeAndFieldPaths(t *testing.T) {
+	controller(t, "rolling.yaml", "NAME", "roll-inplace", "SUITE", "roll-inplace", "METHOD", "RollingInPlace")
+	ns := env.Namespace(t)
+	b := rollingBundle(t, ns, "p", "roll-inplace", "v1")
+	waitCopies(t, ns, map[string]string{"p-0": "v1/", "p-1": "v1/", "p-2": "v1/"})
+	setReady(t, ns, "p-0", false) // an old child failing does not matter; once updated it holds
+	setReady(t, ns, "p-1", true)
+	setReady(t, ns, "p-2", true)
+	env.Patch(t, b, `{"spec":{"template":{"value":"v2"}}}`)
+	waitCopies(t, ns, map[string]string{"p-0": "v2/", "p-1": "v1/", "p-2": "v1/"})
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		s, m := rolledOut(t, ns, "p")
+		return s == "False" && strings.Contains(m, "Copy p-0 holds the rollout: condition Ready is False (want True)"), "RolledOut " + s + ": " + m
+	})
+	// Outside the rolling paths: at once, to every revision's children.
+	env.Patch(t, b, `{"spec":{"note":"now"}}`)
+	waitCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v1/now", "p-2": "v1/now"})
+	// A failing hook mid-rollout changes nothing, however long it fails.
+	env.Patch(t, b, `{"spec":{"fail":true}}`)
+	setReady(t, ns, "p-0", true)
+	time.Sleep(time.Second)
+	waitCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v1/now", "p-2": "v1/now"})
+	env.Patch(t, b, `{"spec":{"fail":null}}`)
+	waitCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v2/now", "p-2": "v2/now"})
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		s, m := rolledOut(t, ns, "p")
+		return s == "True" && revisionCount(t, ns) == 1, fmt.Sprintf("RolledOut %s: %s; %d revisions", s, m, revisionCount(t, ns))
+	})
+	// Scaling uses the newest revision.
+	env.Patch(t, b, `{"spec":{"replicas":4}}`)
+	waitCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v2/now", "p-2": "v2/now", "p-3": "v2/now"})
+}
