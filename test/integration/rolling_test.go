@@ -152,3 +152,23 @@ func TestRollingInPlacePauseResumeAndFieldPaths(t *testing.T) {
 	env.Patch(t, b, `{"spec":{"replicas":4}}`)
 	waitCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v2/now", "p-2": "v2/now", "p-3": "v2/now"})
 }
+
+// TestRollingWithGeneratedSelector: rolling updates of a controller that generates its
+// children's selector.
+func TestRollingWithGeneratedSelector(t *testing.T) {
+	controller(t, "rolling-generated.yaml")
+	ns := env.Namespace(t)
+	b := env.Create(t, ns, enginetest.Object(t, `
+apiVersion: test.metascript.dev/v1
+kind: Bundle
+metadata: {name: g, labels: {suite: roll-generated}}
+spec: {template: {value: v1}}`))
+	waitCopies(t, ns, map[string]string{"g-0": "v1/", "g-1": "v1/"})
+	env.Patch(t, b, `{"spec":{"template":{"value":"v2"}}}`)
+	waitCopies(t, ns, map[string]string{"g-0": "v2/", "g-1": "v1/"}) // g-0 has no Ready yet: paused
+	setReady(t, ns, "g-0", true)
+	waitCopies(t, ns, map[string]string{"g-0": "v2/", "g-1": "v2/"})
+	if l := getCopy(t, ns, "g-1").GetLabels()["metascript.dev/controller-uid"]; l != string(b.GetUID()) {
+		t.Fatalf("generated selector label %q, want the parent's UID", l)
+	}
+}
