@@ -249,7 +249,9 @@ func TestShippedServiceAccountMayDoWhatTheEngineDoes(t *testing.T) {
 		check{"patch", "metascript.dev", "compositecontrollers", "status"},
 		check{"patch", "metascript.dev", "decoratorcontrollers", "status"},
 		check{"patch", "metascript.dev", "mapcontrollers", "status"},
-		check{"create", "", "events", ""}, check{"patch", "", "events", ""}, check{"create", "events.k8s.io", "events", ""})
+		check{"create", "", "events", ""}, check{"patch", "", "events", ""}, check{"create", "events.k8s.io", "events", ""},
+		// Webhook CA bundles, credentials and client certificates.
+		check{"get", "", "secrets", ""})
 	// Any parent and child resource: the documented broad rule.
 	for _, r := range []struct{ group, resource string }{{"examples.metascript.dev", "websites"}, {"apps", "deployments"}, {"", "secrets"}} {
 		for _, v := range []string{"get", "list", "watch", "create", "update", "patch", "delete"} {
