@@ -48,6 +48,13 @@ type CompositeControllerSpec struct {
 	// Hooks say how to call sync, finalize and customize.
 	// +optional
 	Hooks *CompositeControllerHooks `json:"hooks,omitempty"`
+	// EndpointConfigs give connection settings (CA bundle, credentials, client certificate)
+	// by host, to every webhook hook of this controller whose host matches an entry and
+	// that sets none of these fields itself.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	EndpointConfigs []EndpointConfig `json:"endpointConfigs,omitempty"`
 }
 
 // ResourceRule names a resource by API group/version and plural resource name.

@@ -48,6 +48,13 @@ type DecoratorControllerSpec struct {
 	// Hooks say how to call sync, finalize and customize.
 	// +optional
 	Hooks *DecoratorControllerHooks `json:"hooks,omitempty"`
+	// EndpointConfigs give connection settings (CA bundle, credentials, client certificate)
+	// by host, to every webhook hook of this controller whose host matches an entry and
+	// that sets none of these fields itself.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	EndpointConfigs []EndpointConfig `json:"endpointConfigs,omitempty"`
 }
 
 // DecoratorControllerResourceRule chooses target objects of one resource.

@@ -107,36 +107,3 @@ type Budget struct {
 	// +optional
 	MaxMemory *resource.Quantity `json:"maxMemory,omitempty"`
 }
-
-// Webhook calls an HTTP endpoint with the hook request as a JSON POST body.
-//
-// +kubebuilder:validation:XValidation:rule="has(self.url) != has(self.service)",message="exactly one of url or service must be set"
-type Webhook struct {
-	// URL is the full address of the hook.
-	// +optional
-	URL *string `json:"url,omitempty"`
-	// Timeout of one request; defaults to 10s.
-	// +optional
-	Timeout *metav1.Duration `json:"timeout,omitempty"`
-	// Path is appended to the service's address.
-	// +optional
-	Path *string `json:"path,omitempty"`
-	// Service addresses an in-cluster Service instead of a URL.
-	// +optional
-	Service *ServiceReference `json:"service,omitempty"`
-}
-
-// ServiceReference addresses a Service in the cluster.
-type ServiceReference struct {
-	// +kubebuilder:validation:MinLength=1
-	Name string `json:"name"`
-	// +kubebuilder:validation:MinLength=1
-	Namespace string `json:"namespace"`
-	// Port defaults to 80.
-	// +optional
-	Port *int32 `json:"port,omitempty"`
-	// Protocol is http (default) or https.
-	// +optional
-	// +kubebuilder:validation:Enum=http;https
-	Protocol *string `json:"protocol,omitempty"`
-}

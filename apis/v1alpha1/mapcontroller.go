@@ -52,6 +52,13 @@ type MapControllerSpec struct {
 	// Hooks say how to call map and tombstone.
 	// +optional
 	Hooks *MapControllerHooks `json:"hooks,omitempty"`
+	// EndpointConfigs give connection settings (CA bundle, credentials, client certificate)
+	// by host, to every webhook hook of this controller whose host matches an entry and
+	// that sets none of these fields itself.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	EndpointConfigs []EndpointConfig `json:"endpointConfigs,omitempty"`
 }
 
 // MapParentResourceRule selects the parent resource.

@@ -95,7 +95,7 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	inv, err := buildHook(ctx, rt, set.ConfigMaps, ctrl, *hook)
+	inv, err := buildHook(ctx, rt, objectsOf(set), ctrl, *hook)
 	if err != nil {
 		fmt.Fprintln(stderr, located(ctrl, "hooks."+*hook, err))
 		return exitFailed

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -246,5 +247,42 @@ func writeFile(t *testing.T, path, data string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHookRunWebhookCredentials: offline, a webhook takes its host's endpointConfigs entry,
+// whose token Secret is in one of the files; validate names a Secret that is in none.
+func TestHookRunWebhookCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"status": {"authorization": %q}, "extra": 1}`, r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	ctrl, secret := filepath.Join(dir, "webhook.yaml"), filepath.Join(dir, "secret.yaml")
+	u, _ := url.Parse(srv.URL)
+	writeFile(t, ctrl, fmt.Sprintf(`apiVersion: metascript.dev/v1alpha1
+kind: CompositeController
+metadata: {name: hooked}
+spec:
+  parentResource: {apiVersion: test.metascript.dev/v1, resource: bundles}
+  endpointConfigs:
+    - host: %s
+      authorization: {secretRef: {name: token, namespace: ops, key: token}}
+  hooks:
+    sync: {webhook: {url: %q}}
+`, u.Host, srv.URL+"/sync"))
+	writeFile(t, secret, "apiVersion: v1\nkind: Secret\nmetadata: {name: token, namespace: ops}\nstringData: {token: s3cret}\n")
+
+	var stdout, stderr bytes.Buffer
+	if code := hookRun([]string{"-f", ctrl, "-f", secret, "--request", "testdata/requests/bundle.yaml"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit code %d: %s", code, stderr.String())
+	}
+	// Loose by default: the unknown top-level field is dropped, as the engine would.
+	checkJSON(t, stdout.Bytes(), `{"status": {"authorization": "Bearer s3cret"}}`)
+
+	stdout.Reset()
+	if code := validate([]string{"-f", ctrl}, &stdout, &stderr); code != exitFailed ||
+		!strings.Contains(stdout.String(), "hooks.sync: endpointConfigs[0].authorization: Secret ops/token is not in the given files") {
+		t.Errorf("validate exit code %d, stdout %q; want the missing Secret named", code, stdout.String())
 	}
 }

@@ -124,7 +124,7 @@ func runSuite(ctx context.Context, path string, o *hookTestOptions, out io.Write
 		}
 		b, ok := invokers[c.Hook]
 		if !ok {
-			b.inv, b.err = buildHook(ctx, rt, set.ConfigMaps, ctrl, c.Hook)
+			b.inv, b.err = buildHook(ctx, rt, objectsOf(set), ctrl, c.Hook)
 			invokers[c.Hook] = b
 		}
 		var resp map[string]any

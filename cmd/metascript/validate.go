@@ -22,7 +22,9 @@ const validateUsage = `Usage: metascript validate [-f] FILE...
 Compiles every hook of every controller resource (CompositeController, DecoratorController)
 in the files, and the controllers' shared scripts, as the engine would, and checks what the CRD schema cannot: that a hook's function
 exists in its source, that an inline hook without source has a shared script to call, that
-sources kept in ConfigMaps are found (pass the files that hold them). Hooks are not called.
+sources kept in ConfigMaps, and the Secrets and ConfigMaps a webhook's caBundle,
+authorization, basicAuth or clientTLS name, are found and usable (pass the files that hold
+them). Hooks are not called.
 
 Each problem is one line on stdout:
   FILE: KIND/NAME hooks.sync: LINE:COL: message
@@ -94,7 +96,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		for _, c := range f.Controllers {
 			controllers++
 			hooksSeen += len(c.Hooks())
-			found = append(found, finding{c.Line, checkController(context.Background(), rt, set.ConfigMaps, c)})
+			found = append(found, finding{c.Line, checkController(context.Background(), rt, objectsOf(set), c)})
 		}
 		slices.SortStableFunc(found, func(a, b finding) int { return a.line - b.line })
 		for _, fd := range found {
@@ -123,7 +125,7 @@ func plural(n int, noun string) string {
 
 // checkController returns one line per problem of c, shared scripts first, then hooks in
 // the order sync, finalize, customize.
-func checkController(ctx context.Context, rt *scripting.Runtime, cms manifest.ConfigMaps, c *manifest.Controller) []string {
+func checkController(ctx context.Context, rt *scripting.Runtime, objs offlineObjects, c *manifest.Controller) []string {
 	var out []string
 	if _, err := c.Hook(c.Primary); err != nil {
 		out = append(out, located(c, "hooks", fmt.Errorf("hooks.%s is required", c.Primary)))
@@ -140,7 +142,7 @@ func checkController(ctx context.Context, rt *scripting.Runtime, cms manifest.Co
 				continue
 			}
 			part := "script." + string(s.lang)
-			if err := compileShared(ctx, rt, cms, c, s.lang, s.src); err != nil {
+			if err := compileShared(ctx, rt, objs.ConfigMaps, c, s.lang, s.src); err != nil {
 				var ce *scripting.CompileError
 				if errors.As(err, &ce) {
 					sharedErrs[s.lang] = ce
@@ -155,7 +157,7 @@ func checkController(ctx context.Context, rt *scripting.Runtime, cms manifest.Co
 			out = append(out, located(c, part, err))
 			continue
 		}
-		_, err := buildHook(ctx, rt, cms, c, h.Name)
+		_, err := buildHook(ctx, rt, objs, c, h.Name)
 		var ce *scripting.CompileError
 		if errors.As(err, &ce) && ce.File == sharedScriptName(c) && sameError(ce, sharedErrs[ce.Language]) {
 			continue // reported with the shared script

@@ -21,7 +21,9 @@ import (
 type Invoker interface {
 	// Invoke calls the hook with req (never modified) and returns its JSON-shaped response
 	// object. log receives the hook's own log lines. Errors are the scripting package's typed
-	// errors, *WebhookError, or *ResponseError when the result is not an object.
+	// errors, *WebhookError, *RetryAfterError when a webhook asked to be called again
+	// later, or *ResponseError when the result is not an object (or breaks a webhook's
+	// strict responseUnMarshallMode).
 	Invoke(ctx context.Context, req map[string]any, log *slog.Logger) (map[string]any, error)
 	// Form is "starlark", "javascript" or "webhook" (a metric label).
 	Form() string
@@ -52,11 +54,19 @@ type Spec struct {
 	Def *v1alpha1.Hook
 	// Shared is the controller's shared script, if any.
 	Shared *v1alpha1.SharedScript
+	// ResponseFields are the top-level fields the controller kind accepts in this hook's
+	// response. A webhook in strict responseUnMarshallMode refuses others; in loose mode it
+	// drops them before the kind validates the rest. Nil leaves field names to the kind.
+	ResponseFields []string
+	// EndpointConfigs are the controller's spec.endpointConfigs, for webhooks.
+	EndpointConfigs []v1alpha1.EndpointConfig
 }
 
 // Build turns a hook spec into an Invoker, compiling inline sources (cached by the
-// compiler). A compile error is returned as *scripting.CompileError; a spec that names no
-// usable source as a plain error. Build never calls the hook.
+// compiler) and reading what a webhook's connection settings refer to (through r, which must
+// also be a SecretReader for Secrets). A compile error is returned as
+// *scripting.CompileError, unusable connection settings as *ConfigError, a spec that names
+// no usable source as a plain error. Build never calls the hook.
 func Build(ctx context.Context, s Spec, c Compiler, r SourceResolver) (Invoker, error) {
 	d := s.Def
 	if d == nil {
@@ -64,7 +74,7 @@ func Build(ctx context.Context, s Spec, c Compiler, r SourceResolver) (Invoker, 
 	}
 	switch {
 	case d.Webhook != nil:
-		return NewWebhook(d.Webhook, webhookTimeout(d))
+		return buildWebhook(ctx, s, r)
 	case d.Starlark != nil:
 		return buildScript(ctx, s, scripting.Starlark, d.Starlark, sharedOf(s.Shared, scripting.Starlark), c, r)
 	case d.JavaScript != nil:
@@ -153,6 +163,43 @@ func webhookTimeout(h *v1alpha1.Hook) time.Duration {
 		return h.Budget.Timeout.Duration
 	}
 	return 10 * time.Second
+}
+
+// buildWebhook resolves a webhook hook: its address, its connection settings (its own or its
+// host's endpoint config), its decoding rules and its ETag cache.
+func buildWebhook(ctx context.Context, s Spec, r SourceResolver) (*Webhook, error) {
+	w := s.Def.Webhook
+	address, err := webhookURL(w)
+	if err != nil {
+		return nil, err
+	}
+	conn, field := connectionFor(w, address, s.EndpointConfigs)
+	d, err := resolveConnection(ctx, conn, field, r)
+	if err != nil {
+		return nil, err
+	}
+	out := &Webhook{URL: address, Timeout: webhookTimeout(s.Def), Client: d.client, Header: d.header,
+		Response: ResponseRules{Hook: s.Hook, Fields: s.ResponseFields, Strict: strictResponses(s.Def)}}
+	if e := w.Etag; e != nil && e.Enabled != nil && *e.Enabled {
+		out.ETags = NewETagCache(seconds(e.CacheTimeoutSeconds, DefaultETagTimeout), seconds(e.CacheCleanupSeconds, DefaultETagCleanup))
+	}
+	return out, nil
+}
+
+// strictResponses is the hook's responseUnMarshallMode, by default strict for version v2
+// hooks only.
+func strictResponses(h *v1alpha1.Hook) bool {
+	if m := h.Webhook.ResponseUnMarshallMode; m != nil {
+		return *m == v1alpha1.ResponseUnMarshallModeStrict
+	}
+	return h.Version == v1alpha1.HookVersionV2
+}
+
+func seconds(s *int32, def time.Duration) time.Duration {
+	if s == nil || *s <= 0 {
+		return def
+	}
+	return time.Duration(*s) * time.Second
 }
 
 // Script invokes a function of a compiled program.

@@ -137,11 +137,12 @@ func TestWebhook(t *testing.T) {
 
 func TestNewWebhookServiceAddress(t *testing.T) {
 	port, path, proto := int32(8443), "/sync", "https"
-	w, err := NewWebhook(&v1alpha1.Webhook{Service: &v1alpha1.ServiceReference{Name: "hooks", Namespace: "ops", Port: &port, Protocol: &proto}, Path: &path}, time.Second)
+	inv, err := Build(context.Background(), Spec{Hook: "sync", Def: &v1alpha1.Hook{Webhook: &v1alpha1.Webhook{
+		Service: &v1alpha1.ServiceReference{Name: "hooks", Namespace: "ops", Port: &port, Protocol: &proto}, Path: &path}}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.URL != "https://hooks.ops:8443/sync" {
+	if w := inv.(*Webhook); w.URL != "https://hooks.ops:8443/sync" {
 		t.Fatalf("URL = %s", w.URL)
 	}
 }

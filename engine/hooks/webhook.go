@@ -3,14 +3,14 @@ package hooks
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
-
-	"metascript.dev/metascript/apis/v1alpha1"
 )
 
 // maxWebhookResponse bounds a webhook response body; a larger one is an error.
@@ -31,46 +31,52 @@ func (e *WebhookError) Error() string {
 	return fmt.Sprintf("webhook %s: %s", e.URL, e.Msg)
 }
 
-// Webhook POSTs the request as JSON and decodes the JSON response.
+// Webhook POSTs the request as JSON and decodes the JSON response. Only URL, Timeout and
+// Client are required; the zero values of the other fields send no extra header, cache
+// nothing and decode loosely without checking field names.
 type Webhook struct {
 	URL     string
 	Timeout time.Duration
 	Client  *http.Client
+	// Header is sent with every request: the Authorization header, when configured.
+	Header http.Header
+	// Response says how the response is decoded.
+	Response ResponseRules
+	// ETags, when set, keeps responses that carry an ETag and asks the hook with
+	// If-None-Match whether the kept response still holds.
+	ETags *ETagCache
 }
 
-// NewWebhook resolves the address of a webhook spec: url as is, or a Service's cluster DNS name.
-func NewWebhook(w *v1alpha1.Webhook, timeout time.Duration) (*Webhook, error) {
-	url := ""
-	switch {
-	case w.URL != nil:
-		url = *w.URL
-	case w.Service != nil:
-		proto, port := "http", int32(80)
-		if w.Service.Protocol != nil {
-			proto = *w.Service.Protocol
-		}
-		if w.Service.Port != nil {
-			port = *w.Service.Port
-		}
-		url = fmt.Sprintf("%s://%s.%s:%d", proto, w.Service.Name, w.Service.Namespace, port)
-		if w.Path != nil {
-			url += *w.Path
-		}
-	default:
-		return nil, fmt.Errorf("webhook: exactly one of url or service must be set")
-	}
-	return &Webhook{URL: url, Timeout: timeout, Client: http.DefaultClient}, nil
+// ResponseRules are the loose or strict decoding of one hook's responses.
+type ResponseRules struct {
+	// Hook names the hook in errors and logs: sync, finalize, map, ...
+	Hook string
+	// Strict refuses a duplicated key anywhere and a top-level field not in Fields. Loose
+	// keeps a duplicated key's last value and drops top-level fields not in Fields.
+	Strict bool
+	// Fields are the top-level fields the hook's response may hold; nil leaves field
+	// names unchecked.
+	Fields []string
 }
 
 // Form implements Invoker.
 func (w *Webhook) Form() string { return "webhook" }
 
 // Invoke implements Invoker. Integral JSON numbers decode to int64 and others to float64, the
-// shape the engine's cache holds, so unchanged values compare equal.
-func (w *Webhook) Invoke(ctx context.Context, req map[string]any, _ *slog.Logger) (map[string]any, error) {
+// shape the engine's cache holds, so unchanged values compare equal. A 429 or 503 answer with
+// a Retry-After header is a *RetryAfterError; other failures are *WebhookError, or
+// *ResponseError for a response that breaks ResponseRules.
+func (w *Webhook) Invoke(ctx context.Context, req map[string]any, log *slog.Logger) (map[string]any, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, &WebhookError{URL: w.URL, Msg: "encoding request: " + err.Error()}
+	}
+	var key [sha256.Size]byte
+	var cached etagEntry
+	var haveCached bool
+	if w.ETags != nil {
+		key = sha256.Sum256(body)
+		cached, haveCached = w.ETags.get(key)
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.Timeout)
 	defer cancel()
@@ -78,7 +84,13 @@ func (w *Webhook) Invoke(ctx context.Context, req map[string]any, _ *slog.Logger
 	if err != nil {
 		return nil, &WebhookError{URL: w.URL, Msg: err.Error()}
 	}
+	for k, v := range w.Header {
+		hreq.Header[k] = v
+	}
 	hreq.Header.Set("Content-Type", "application/json")
+	if haveCached {
+		hreq.Header.Set("If-None-Match", cached.etag)
+	}
 	resp, err := w.Client.Do(hreq)
 	if err != nil {
 		return nil, &WebhookError{URL: w.URL, Msg: err.Error()}
@@ -88,49 +100,67 @@ func (w *Webhook) Invoke(ctx context.Context, req map[string]any, _ *slog.Logger
 	if err != nil {
 		return nil, &WebhookError{URL: w.URL, Status: resp.StatusCode, Msg: "reading response: " + err.Error()}
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, &WebhookError{URL: w.URL, Status: resp.StatusCode, Msg: truncate(string(data), 512)}
+	switch {
+	case resp.StatusCode == http.StatusOK:
+	case haveCached && (resp.StatusCode == http.StatusNotModified || resp.StatusCode == http.StatusPreconditionFailed):
+		return w.decode(cached.body, resp.StatusCode, log)
+	default:
+		return nil, w.statusError(resp, data)
 	}
 	if len(data) > maxWebhookResponse {
 		return nil, &WebhookError{URL: w.URL, Status: resp.StatusCode, Msg: "response larger than 64 MiB"}
 	}
-	v, err := DecodeJSON(data)
+	out, err := w.decode(data, resp.StatusCode, log)
 	if err != nil {
-		return nil, &WebhookError{URL: w.URL, Status: resp.StatusCode, Msg: "decoding response: " + err.Error()}
-	}
-	return asObject(v)
-}
-
-// DecodeJSON decodes JSON into the engine's value shape: int64 for integral numbers that
-// fit, float64 for the rest.
-func DecodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	return normalizeNumbers(v), nil
+	if etag := resp.Header.Get("ETag"); w.ETags != nil && etag != "" {
+		w.ETags.put(key, etag, data)
+	}
+	return out, nil
 }
 
-func normalizeNumbers(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			t[k] = normalizeNumbers(e)
-		}
-	case []any:
-		for i, e := range t {
-			t[i] = normalizeNumbers(e)
-		}
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		f, _ := t.Float64()
-		return f
+// statusError describes a refusal: a *RetryAfterError when the hook said when to call
+// again, a *WebhookError with the start of the body otherwise.
+func (w *Webhook) statusError(resp *http.Response, body []byte) error {
+	msg := truncate(string(body), 512)
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		msg = "the endpoint refused the request's credentials (see the webhook's authorization, basicAuth, " +
+			"clientTLS or the controller's endpointConfigs): " + msg
+	case http.StatusNotModified, http.StatusPreconditionFailed:
+		msg = "no cached response to reuse (etag is not enabled, or the cached response expired): " + msg
 	}
-	return v
+	we := &WebhookError{URL: w.URL, Status: resp.StatusCode, Msg: msg}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		if after, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			return &RetryAfterError{After: after, Err: we}
+		}
+	}
+	return we
+}
+
+// decode applies the response rules to a 200 body (or the cached one a 304 or 412 reuses).
+func (w *Webhook) decode(data []byte, status int, log *slog.Logger) (map[string]any, error) {
+	var v any
+	var err error
+	if w.Response.Strict {
+		v, err = decodeStrictJSON(data)
+	} else {
+		v, err = DecodeJSON(data)
+	}
+	var dup *duplicateKeyError
+	if errors.As(err, &dup) {
+		return nil, &ResponseError{Msg: fmt.Sprintf("webhook %s: strict responseUnMarshallMode: %s", w.URL, dup)}
+	}
+	if err != nil {
+		return nil, &WebhookError{URL: w.URL, Status: status, Msg: "decoding response: " + err.Error()}
+	}
+	obj, err := asObject(v)
+	if err != nil {
+		return nil, err
+	}
+	return obj, w.Response.checkFields(w.URL, obj, log)
 }
 
 func truncate(s string, n int) string {

@@ -38,10 +38,12 @@ type built struct {
 
 // buildError is why a controller cannot run, as its status reports it.
 type buildError struct {
-	reason string // condition reason: InvalidSpec, CompileError, ResourceNotFound
+	// reason is the condition reason: InvalidSpec, CompileError, ResourceNotFound, and for
+	// webhook settings ReferenceNotFound or InvalidWebhookConfig.
+	reason string
 	err    error
 	hooks  bool // the hooks are at fault: HooksCompiled=False
-	retry  bool // may mend itself: a resource not served yet
+	retry  bool // may mend itself: a resource not served yet, a Secret not created yet
 }
 
 func (e *buildError) Error() string { return e.err.Error() }
@@ -64,7 +66,9 @@ func buildComposite(ctx context.Context, m *Manager, u *unstructured.Unstructure
 		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.sync is required")}
 	}
 	ref := "compositecontroller/" + cc.Name
-	invokers, capped, err := m.compile(ctx, ref, cc.Spec.Script, []namedHook{{"sync", h.Sync}, {"finalize", h.Finalize}, {"customize", h.Customize}})
+	invokers, capped, err := m.compile(ctx, ref, cc.Spec.Script, cc.Spec.EndpointConfigs, []namedHook{
+		{"sync", h.Sync, composite.ResponseFields}, {"finalize", h.Finalize, composite.ResponseFields},
+		{"customize", h.Customize, reconcile.CustomizeResponseFields}})
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +117,9 @@ func buildDecorator(ctx context.Context, m *Manager, u *unstructured.Unstructure
 		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.sync is required")}
 	}
 	ref := "decoratorcontroller/" + dc.Name
-	invokers, capped, err := m.compile(ctx, ref, dc.Spec.Script, []namedHook{{"sync", h.Sync}, {"finalize", h.Finalize}, {"customize", h.Customize}})
+	invokers, capped, err := m.compile(ctx, ref, dc.Spec.Script, dc.Spec.EndpointConfigs, []namedHook{
+		{"sync", h.Sync, decorator.ResponseFields}, {"finalize", h.Finalize, decorator.ResponseFields},
+		{"customize", h.Customize, reconcile.CustomizeResponseFields}})
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +158,8 @@ func buildMap(ctx context.Context, m *Manager, u *unstructured.Unstructured) (*b
 		return nil, &buildError{reason: "InvalidSpec", err: errors.New("spec.hooks.map is required")}
 	}
 	ref := "mapcontroller/" + mc.Name
-	invokers, capped, err := m.compile(ctx, ref, mc.Spec.Script, []namedHook{{"map", h.Map}, {"tombstone", h.Tombstone}})
+	invokers, capped, err := m.compile(ctx, ref, mc.Spec.Script, mc.Spec.EndpointConfigs, []namedHook{
+		{"map", h.Map, mapping.ResponseFields}, {"tombstone", h.Tombstone, mapping.ResponseFields}})
 	if err != nil {
 		return nil, err
 	}
@@ -204,17 +211,21 @@ func (m *Manager) resolve(field string, rule v1alpha1.ResourceRule) (resources.R
 	return res, &buildError{reason: "InvalidSpec", err: fmt.Errorf("%s: %w", field, err)}
 }
 
-// namedHook is one hook of a controller's spec; Def is nil when it is not defined.
+// namedHook is one hook of a controller's spec; def is nil when it is not defined.
 type namedHook struct {
 	name string
 	def  *v1alpha1.Hook
+	// responseFields are the top-level fields the kind accepts in the hook's response.
+	responseFields []string
 }
 
 // compile builds every defined hook of a controller (ref names it: compositecontroller/NAME),
-// in the order given, and lists the budgets its ceilings cut down. Compile errors of all hooks
-// are reported together, as one CompileError.
+// in the order given, and lists the budgets its ceilings cut down. Errors of all hooks are
+// reported together: as ReferenceNotFound when they are all webhook settings naming a
+// missing Secret, ConfigMap or key, InvalidWebhookConfig when they are all unusable webhook
+// settings, CompileError otherwise.
 func (m *Manager) compile(ctx context.Context, ref string, shared *v1alpha1.SharedScript,
-	defs []namedHook) (map[string]hooks.Invoker, []string, error) {
+	endpoints []v1alpha1.EndpointConfig, defs []namedHook) (map[string]hooks.Invoker, []string, error) {
 	invokers := map[string]hooks.Invoker{}
 	var capped []string
 	var joined []error
@@ -223,8 +234,8 @@ func (m *Manager) compile(ctx context.Context, ref string, shared *v1alpha1.Shar
 		if def == nil {
 			continue
 		}
-		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: shared},
-			m.opts.Compiler, configMaps{m.opts.Kube})
+		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: shared,
+			ResponseFields: h.responseFields, EndpointConfigs: endpoints}, m.opts.Compiler, clusterObjects{m.opts.Kube})
 		if err != nil {
 			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
 			continue
@@ -235,7 +246,23 @@ func (m *Manager) compile(ctx context.Context, ref string, shared *v1alpha1.Shar
 		}
 	}
 	if len(joined) > 0 {
-		return nil, nil, &buildError{reason: "CompileError", err: errors.Join(joined...), hooks: true}
+		return nil, nil, hookErrors(joined)
 	}
 	return invokers, capped, nil
+}
+
+// hookErrors is the buildError of the hooks that failed to build.
+func hookErrors(errs []error) *buildError {
+	reason := "ReferenceNotFound"
+	for _, err := range errs {
+		var ce *hooks.ConfigError
+		switch {
+		case !errors.As(err, &ce):
+			return &buildError{reason: "CompileError", err: errors.Join(errs...), hooks: true}
+		case !missingReference(err):
+			reason = "InvalidWebhookConfig"
+		}
+	}
+	// A missing object may be created later: retry, as for a resource not served yet.
+	return &buildError{reason: reason, err: errors.Join(errs...), retry: reason == "ReferenceNotFound"}
 }

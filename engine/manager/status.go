@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/reconcile"
@@ -114,25 +113,4 @@ func (m *Manager) refreshStatuses(ctx context.Context) {
 			}
 		}
 	}
-}
-
-// configMaps reads hook sources kept in ConfigMaps.
-type configMaps struct{ kube kubernetes.Interface }
-
-func (c configMaps) ConfigMapKey(ctx context.Context, ref v1alpha1.ConfigMapKeyRef) (string, error) {
-	cm, err := c.kube.CoreV1().ConfigMaps(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	if err != nil {
-		return "", err
-	}
-	src, ok := cm.Data[ref.Key]
-	if !ok {
-		return "", &keyError{ref}
-	}
-	return src, nil
-}
-
-type keyError struct{ ref v1alpha1.ConfigMapKeyRef }
-
-func (e *keyError) Error() string {
-	return "ConfigMap " + e.ref.Namespace + "/" + e.ref.Name + " has no key " + e.ref.Key
 }

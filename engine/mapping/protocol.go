@@ -32,10 +32,13 @@ func (k *kind) mapInput(ctx context.Context, d *reconcile.Decision, j *job) {
 	}
 }
 
+// ResponseFields are the top-level fields of a map or tombstone response.
+var ResponseFields = []string{"outputs", "resyncAfterSeconds"}
+
 // parseMap validates a map response whole: outputs of declared output resources, legal
 // names and namespaces, no duplicates; each gets the controller's mark and its map key.
 func (k *kind) parseMap(resp map[string]any, parent *unstructured.Unstructured, key string) (map[int][]*unstructured.Unstructured, time.Duration, error) {
-	if err := reconcile.CheckFields(resp, "outputs", "resyncAfterSeconds"); err != nil {
+	if err := reconcile.CheckFields(resp, ResponseFields...); err != nil {
 		return nil, 0, err
 	}
 	common, err := reconcile.ParseCommon(resp)
@@ -82,7 +85,7 @@ func (k *kind) tombstoneKey(ctx context.Context, d *reconcile.Decision, j *job) 
 }
 
 func (k *kind) parseTombstone(resp map[string]any, parent *unstructured.Unstructured, g *group) ([]*unstructured.Unstructured, time.Duration, error) {
-	if err := reconcile.CheckFields(resp, "outputs", "resyncAfterSeconds"); err != nil {
+	if err := reconcile.CheckFields(resp, ResponseFields...); err != nil {
 		return nil, 0, err
 	}
 	common, err := reconcile.ParseCommon(resp)

@@ -14,7 +14,9 @@ import (
 )
 
 // invoke calls one hook for one parent, records its metrics, and turns any failure into a
-// Warning Event on the parent. The hook's log lines are tagged with controller and parent.
+// Warning Event on the parent, except a webhook's request to be called later
+// (*hooks.RetryAfterError): a Normal HookBackoff Event. The hook's log lines are tagged with
+// controller and parent.
 func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[string]any,
 	parent *unstructured.Unstructured) (map[string]any, error) {
 	hook := r.cfg.Hooks[hookName]
@@ -32,6 +34,13 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 		r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hookName, hook.Form(), "success").Inc()
 		return resp, nil
 	}
+	err = fmt.Errorf("%s hook%s: %w", hookName, aboutSuffix(about), err)
+	var later *hooks.RetryAfterError
+	if errors.As(err, &later) {
+		r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hookName, hook.Form(), "error").Inc()
+		r.cfg.Recorder.Event(parent, corev1.EventTypeNormal, "HookBackoff", truncate(err.Error(), 1024))
+		return nil, err
+	}
 	result, reason := "error", "HookFailed"
 	var budget *scripting.BudgetError
 	if errors.As(err, &budget) {
@@ -44,7 +53,6 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 		result, reason = "invalid", "InvalidHookResponse"
 	}
 	r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hookName, hook.Form(), result).Inc()
-	err = fmt.Errorf("%s hook%s: %w", hookName, aboutSuffix(about), err)
 	r.warn(parent, reason, err)
 	return nil, err
 }

@@ -41,7 +41,7 @@ var namespaces = resources.Resource{
 // {"relatedResources": [{apiVersion, resource, labelSelector | names, namespace,
 // namespaceSelector}]}.
 func parseCustomize(resp map[string]any, parent *unstructured.Unstructured, resolver Resolver) ([]RelatedRule, error) {
-	if err := CheckFields(resp, "relatedResources"); err != nil {
+	if err := CheckFields(resp, CustomizeResponseFields...); err != nil {
 		return nil, err
 	}
 	list, _ := resp["relatedResources"].([]any)
@@ -255,3 +255,6 @@ func namespaceLabels(caches func(resources.Resource) cache.Indexer) func(string)
 		return o.(*unstructured.Unstructured).GetLabels(), true
 	}
 }
+
+// CustomizeResponseFields are the top-level fields of a customize response.
+var CustomizeResponseFields = []string{"relatedResources"}

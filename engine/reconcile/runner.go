@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -316,6 +317,15 @@ func (r *Runner) processNext(ctx context.Context) bool {
 	r.cfg.Metrics.ReconcileDuration.WithLabelValues(r.cfg.Name).Observe(time.Since(start).Seconds())
 	if err != nil {
 		r.cfg.Metrics.Reconciles.WithLabelValues(r.cfg.Name, "error").Inc()
+		var later *hooks.RetryAfterError
+		if errors.As(err, &later) {
+			// The webhook said when to call again: that is the delay, not the backoff.
+			r.cfg.Log.Info("reconcile deferred; the webhook asked to be called later", "parent", req.Key,
+				"after", later.After.String(), "error", err.Error())
+			r.queue.Forget(req)
+			r.queue.AddAfter(req, later.After)
+			return true
+		}
 		r.cfg.Log.Info("reconcile failed; retrying with backoff", "parent", req.Key, "error", err.Error())
 		r.queue.AddRateLimited(req)
 		return true

@@ -45,6 +45,32 @@ spec:
     sync:
       budget: {maxSteps: -1}
       starlark: {source: "def sync(r): return {}"}`, "maxSteps"},
+		{"webhook with authorization and basicAuth", `  hooks:
+    sync:
+      webhook:
+        url: "https://x"
+        authorization: {secretRef: {name: s, namespace: ops, key: token}}
+        basicAuth: {secretRef: {name: s, namespace: ops}}`, "authorization and basicAuth are mutually exclusive"},
+		{"endpoint config with authorization and basicAuth", `  endpointConfigs:
+    - host: x
+      authorization: {secretRef: {name: s, namespace: ops, key: token}}
+      basicAuth: {secretRef: {name: s, namespace: ops}}
+  hooks:
+    sync:
+      webhook: {url: "https://x"}`, "authorization and basicAuth are mutually exclusive"},
+		{"authorization of type Basic", `  hooks:
+    sync:
+      webhook:
+        url: "https://x"
+        authorization: {type: basic, secretRef: {name: s, namespace: ops, key: token}}`, "must not be Basic"},
+		{"caBundle with two sources", `  hooks:
+    sync:
+      webhook:
+        url: "https://x"
+        caBundle: {inline: "PEM", configMapRef: {name: c, namespace: ops}}`, "exactly one of inline, secretRef or configMapRef"},
+		{"unknown unmarshall mode", `  hooks:
+    sync:
+      webhook: {url: "https://x", responseUnMarshallMode: lax}`, "Unsupported value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := enginetest.Object(t, head+tc.spec)

@@ -40,3 +40,15 @@ func conditionMessage(obj *unstructured.Unstructured, typ string) string {
 	}
 	return ""
 }
+
+// conditionReason is the reason of the condition of type typ in obj's status.conditions.
+func conditionReason(obj *unstructured.Unstructured, typ string) string {
+	list, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range list {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			s, _ := m["reason"].(string)
+			return s
+		}
+	}
+	return ""
+}

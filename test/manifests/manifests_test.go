@@ -251,7 +251,9 @@ func TestShippedServiceAccountMayDoWhatTheEngineDoes(t *testing.T) {
 		check{"patch", "metascript.dev", "mapcontrollers", "status"},
 		check{"create", "metascript.dev", "controllerrevisions", ""}, check{"patch", "metascript.dev", "controllerrevisions", ""},
 		check{"delete", "metascript.dev", "controllerrevisions", ""}, check{"watch", "metascript.dev", "controllerrevisions", ""},
-		check{"create", "", "events", ""}, check{"patch", "", "events", ""}, check{"create", "events.k8s.io", "events", ""})
+		check{"create", "", "events", ""}, check{"patch", "", "events", ""}, check{"create", "events.k8s.io", "events", ""},
+		// Webhook CA bundles, credentials and client certificates.
+		check{"get", "", "secrets", ""})
 	// Any parent and child resource: the documented broad rule.
 	for _, r := range []struct{ group, resource string }{{"examples.metascript.dev", "websites"}, {"apps", "deployments"}, {"", "secrets"}} {
 		for _, v := range []string{"get", "list", "watch", "create", "update", "patch", "delete"} {

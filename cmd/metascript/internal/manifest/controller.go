@@ -22,6 +22,8 @@ type Controller struct {
 	Name string
 	// Script is spec.script, the helper code the hooks share; nil when there is none.
 	Script *v1alpha1.SharedScript
+	// EndpointConfigs is spec.endpointConfigs, the connection settings of webhooks by host.
+	EndpointConfigs []v1alpha1.EndpointConfig
 	// Primary is the hook every controller of its kind must define: sync, or map for a
 	// MapController. Commands call it when told no hook.
 	Primary string
@@ -114,7 +116,7 @@ func decodeComposite(obj map[string]any) (*Controller, error) {
 	if err := decodeStrict(obj, cc); err != nil {
 		return nil, err
 	}
-	c := &Controller{Name: cc.Name, Script: cc.Spec.Script, Primary: "sync", CC: cc}
+	c := &Controller{Name: cc.Name, Script: cc.Spec.Script, EndpointConfigs: cc.Spec.EndpointConfigs, Primary: "sync", CC: cc}
 	if h := cc.Spec.Hooks; h != nil {
 		c.hooks = definedHooks(NamedHook{"sync", h.Sync}, NamedHook{"finalize", h.Finalize}, NamedHook{"customize", h.Customize})
 	}
@@ -126,7 +128,7 @@ func decodeDecorator(obj map[string]any) (*Controller, error) {
 	if err := decodeStrict(obj, dc); err != nil {
 		return nil, err
 	}
-	c := &Controller{Name: dc.Name, Script: dc.Spec.Script, Primary: "sync", DC: dc}
+	c := &Controller{Name: dc.Name, Script: dc.Spec.Script, EndpointConfigs: dc.Spec.EndpointConfigs, Primary: "sync", DC: dc}
 	if h := dc.Spec.Hooks; h != nil {
 		c.hooks = definedHooks(NamedHook{"sync", h.Sync}, NamedHook{"finalize", h.Finalize}, NamedHook{"customize", h.Customize})
 	}
@@ -138,7 +140,7 @@ func decodeMap(obj map[string]any) (*Controller, error) {
 	if err := decodeStrict(obj, mc); err != nil {
 		return nil, err
 	}
-	c := &Controller{Name: mc.Name, Script: mc.Spec.Script, Primary: "map", MC: mc}
+	c := &Controller{Name: mc.Name, Script: mc.Spec.Script, EndpointConfigs: mc.Spec.EndpointConfigs, Primary: "map", MC: mc}
 	if h := mc.Spec.Hooks; h != nil {
 		c.hooks = definedHooks(NamedHook{"map", h.Map}, NamedHook{"tombstone", h.Tombstone})
 	}

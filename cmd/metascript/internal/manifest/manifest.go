@@ -1,5 +1,7 @@
 // Package manifest reads controller resources (CompositeControllers and DecoratorControllers,
-// described alike by Controller), and the ConfigMaps their hooks may take source from, out of YAML or JSON files the way the offline commands need them: several documents
+// described alike by Controller), the ConfigMaps their hooks may take source from and the
+// Secrets their webhooks may take credentials from, out of YAML or JSON files the way the
+// offline commands need them: several documents
 // per file, `kind: List`, strict decoding that names a misspelt field instead of dropping it
 // as the API server's pruning would. It knows nothing about running hooks.
 package manifest
@@ -44,6 +46,7 @@ type File struct {
 	Path        string
 	Controllers []*Controller
 	ConfigMaps  ConfigMaps
+	Secrets     Secrets
 	// Errors are the documents that could not be decoded, in file order.
 	Errors []*DocError
 }
@@ -60,7 +63,7 @@ func ReadFile(path string) (*File, error) {
 
 // Parse reads the documents of data, naming them after path.
 func Parse(path string, data []byte) *File {
-	f := &File{Path: path, ConfigMaps: ConfigMaps{}}
+	f := &File{Path: path, ConfigMaps: ConfigMaps{}, Secrets: Secrets{}}
 	for _, d := range splitDocuments(data) {
 		j, err := yaml.YAMLToJSON(d.text)
 		if err != nil {
@@ -97,6 +100,10 @@ func (f *File) add(line int, v any) {
 		}
 	case apiVersion == "v1" && kind == "ConfigMap":
 		if err := f.ConfigMaps.add(obj); err != nil {
+			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Err: err})
+		}
+	case apiVersion == "v1" && kind == "Secret":
+		if err := f.Secrets.add(obj); err != nil {
 			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Err: err})
 		}
 	case apiVersion == v1alpha1.GroupVersion.String() && lookupKind(kind) != nil:

@@ -262,3 +262,40 @@ func controller(t *testing.T, doc string) *Controller {
 	}
 	return f.Controllers[0]
 }
+
+func TestSecretKey(t *testing.T) {
+	f := Parse("secrets.yaml", []byte(`apiVersion: v1
+kind: Secret
+metadata: {name: token, namespace: ops}
+data: {token: c3RhbGU=, ca.crt: Q0E=}
+stringData: {token: fresh}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: anywhere}
+stringData: {k: v}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: broken}
+data: {k: "not base64!"}
+`))
+	if len(f.Errors) != 1 || !strings.Contains(f.Errors[0].Error(), "secret/broken: data.k") {
+		t.Fatalf("errors %v, want one about secret/broken's data.k", f.Errors)
+	}
+	for _, tt := range []struct {
+		ns, name, key string
+		want, wantErr string
+	}{
+		{"ops", "token", "token", "fresh", ""},
+		{"ops", "token", "ca.crt", "CA", ""},
+		{"elsewhere", "anywhere", "k", "v", ""},
+		{"other", "token", "token", "", "Secret other/token is not in the given files"},
+		{"ops", "token", "nope", "", `Secret ops/token has no key "nope"`},
+	} {
+		got, err := NewSet(f).Secrets.SecretKey(context.Background(), v1alpha1.SecretKeyRef{Namespace: tt.ns, Name: tt.name, Key: tt.key})
+		if string(got) != tt.want || (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%s/%s[%s] = %q, %v; want %q, %q", tt.ns, tt.name, tt.key, got, err, tt.want, tt.wantErr)
+		}
+	}
+}

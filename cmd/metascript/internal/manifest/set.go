@@ -5,20 +5,25 @@ import (
 	"strings"
 )
 
-// Set is the controllers and ConfigMaps of several files.
+// Set is the controllers, ConfigMaps and Secrets of several files.
 type Set struct {
 	Files       []*File
 	Controllers []*Controller
 	ConfigMaps  ConfigMaps
+	Secrets     Secrets
 }
 
-// NewSet gathers files; a ConfigMap in any of them can serve a controller in any other.
+// NewSet gathers files; a ConfigMap or Secret in any of them can serve a controller in any
+// other.
 func NewSet(files ...*File) *Set {
-	s := &Set{Files: files, ConfigMaps: ConfigMaps{}}
+	s := &Set{Files: files, ConfigMaps: ConfigMaps{}, Secrets: Secrets{}}
 	for _, f := range files {
 		s.Controllers = append(s.Controllers, f.Controllers...)
 		for k, v := range f.ConfigMaps {
 			s.ConfigMaps[k] = v
+		}
+		for k, v := range f.Secrets {
+			s.Secrets[k] = v
 		}
 	}
 	return s

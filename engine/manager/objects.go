@@ -1,0 +1,59 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/hooks"
+)
+
+// clusterObjects reads, when a controller is built, the keys of ConfigMaps and Secrets its
+// hooks refer to: hook sources (configMapRef), and the CA bundles, credentials and client
+// certificates of webhooks. Later changes to these objects take effect when the controller
+// is next edited. It implements hooks.SourceResolver and hooks.SecretReader.
+type clusterObjects struct{ kube kubernetes.Interface }
+
+var _ hooks.SecretReader = clusterObjects{}
+
+func (c clusterObjects) ConfigMapKey(ctx context.Context, ref v1alpha1.ConfigMapKeyRef) (string, error) {
+	cm, err := c.kube.CoreV1().ConfigMaps(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("ConfigMap %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	v, ok := cm.Data[ref.Key]
+	if !ok {
+		return "", &keyError{kind: "ConfigMap", namespace: ref.Namespace, name: ref.Name, key: ref.Key}
+	}
+	return v, nil
+}
+
+func (c clusterObjects) SecretKey(ctx context.Context, ref v1alpha1.SecretKeyRef) ([]byte, error) {
+	s, err := c.kube.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("Secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	v, ok := s.Data[ref.Key]
+	if !ok {
+		return nil, &keyError{kind: "Secret", namespace: ref.Namespace, name: ref.Name, key: ref.Key}
+	}
+	return v, nil
+}
+
+// keyError reports a ConfigMap or Secret without the key asked for.
+type keyError struct{ kind, namespace, name, key string }
+
+func (e *keyError) Error() string {
+	return e.kind + " " + e.namespace + "/" + e.name + " has no key " + e.key
+}
+
+// missingReference reports whether err says that a referenced object or key does not exist.
+func missingReference(err error) bool {
+	var ke *keyError
+	return errors.As(err, &ke) || apierrors.IsNotFound(err)
+}
