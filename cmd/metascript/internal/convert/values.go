@@ -7,8 +7,14 @@ import "fmt"
 func (c *converter) checkValues(at path, kind, name string, obj map[string]any) {
 	spec, _ := obj["spec"].(map[string]any)
 	hooks, _ := spec["hooks"].(map[string]any)
+	syncVersion := version(hooks["sync"])
 	for _, hook := range HookNames {
 		h, _ := hooks[hook].(map[string]any)
+		// A customize request has no keyed objects; finalize's are keyed as sync's.
+		if v := version(h); hook == "finalize" && h != nil && v != syncVersion {
+			c.report(at, name, path{"spec", "hooks", hook, "version"}, fmt.Sprintf("kept, but not followed: Metascript keys "+
+				"the objects of finalize's request as hooks.sync's version says, so it gets %s keys, not %s", syncVersion, v))
+		}
 		w, ok := h["webhook"].(map[string]any)
 		if !ok {
 			continue
@@ -49,4 +55,13 @@ func (c *converter) checkValues(at path, kind, name string, obj map[string]any) 
 			"(the default, now in effect), Recreate or InPlace", method))
 		delete(us, "method")
 	}
+}
+
+// version is the request key format a hook asks for; v1 when it says none.
+func version(hook any) string {
+	h, _ := hook.(map[string]any)
+	if v, ok := h["version"].(string); ok && v != "" {
+		return v
+	}
+	return "v1"
 }
