@@ -4,6 +4,7 @@
 //	metascript hook run -f CONTROLLER.yaml ...   run one hook offline, print its response
 //	metascript hook test FILE...                 run hook test cases written as YAML
 //	metascript validate -f FILE...               compile every hook of every controller in FILEs
+//	metascript convert -f FILE...                rewrite Metacontroller manifests as Metascript's
 //
 // This file holds flags and wiring only; the work is in engine/ and scripting/.
 package main
@@ -20,6 +21,8 @@ Usage:
   metascript hook run -f CONTROLLER.yaml [--hook HOOK] --request REQUEST.(json|yaml)
   metascript hook test FILE...                                 run hook test cases
   metascript validate -f FILE...                               compile every hook in FILEs
+  metascript convert -f FILE... [--inline starlark|javascript] [-o OUT]
+                                                               Metacontroller manifests to Metascript's
 
 Run 'metascript <command> -h' for the flags of a command.
 `
@@ -50,6 +53,8 @@ func dispatch(args []string) int {
 		}
 	case "validate":
 		return validate(args[1:], os.Stdout, os.Stderr)
+	case "convert":
+		return convertManifests(args[1:], os.Stdout, os.Stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return 0

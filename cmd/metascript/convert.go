@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"metascript.dev/metascript/cmd/metascript/internal/convert"
+	"metascript.dev/metascript/scripting"
+)
+
+const convertUsage = `Usage: metascript convert [-f] FILE... [--inline starlark|javascript] [-o OUT]
+
+Rewrites Metacontroller manifests as Metascript's. Every CompositeController and
+DecoratorController of apiVersion metacontroller.k8s.io/v1alpha1 gets apiVersion
+metascript.dev/v1alpha1, without what the API server set on it (status, uid,
+resourceVersion, generation, creationTimestamp, managedFields, kubectl's
+last-applied-configuration annotation). Other documents, Metascript controllers among them,
+are copied as written, in order. Files are YAML or JSON, several documents allowed; the
+items of a kind: List are converted one by one.
+
+With --inline, each webhook hook becomes an inline stub in that language: a function named
+after the hook, whose comments give the request it receives and the response it returns,
+and which fails with "fill me in" until it is written, so that the controller writes
+nothing meanwhile. The webhook's address stays in a comment. --hook and --controller narrow
+the webhooks replaced, in converted files too, to move hooks inline one at a time.
+
+Comments inside a converted document are lost: it is decoded and encoded again
+(sigs.k8s.io/yaml keeps no comments), its keys in alphabetical order; the comments above it
+stay. Documents copied as written keep all of theirs.
+
+What Metascript has no field for, or a value it cannot take, is reported on stderr:
+  FILE:LINE: KIND/NAME FIELD: what was not converted and why
+and the output is written all the same; a summary line ends the report.
+
+Exit status: 0 everything was converted; 1 something was not, as reported (the output is
+written); 2 bad flags, or a file or document that cannot be read (nothing is written).
+
+Flags:
+`
+
+// convertManifests is `metascript convert`.
+func convertManifests(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var files, hooks fileList
+	fs.Var(&files, "f", "file to convert (YAML or JSON, several documents allowed); repeatable; plain arguments are files too")
+	inline := fs.String("inline", "", "replace webhook hooks by inline stubs in this language: starlark or javascript")
+	fs.Var(&hooks, "hook", "with --inline, replace only this hook's webhook: sync, finalize or customize; repeatable")
+	controller := fs.String("controller", "", "with --inline, replace only the webhooks of this controller: NAME, or KIND/NAME")
+	out := fs.String("o", "", "write the output to this file instead of stdout")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, convertUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	files = append(files, pos...)
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "metascript convert: "+format+"\n", a...)
+		return exitUsage
+	}
+	lang := scripting.Language(*inline)
+	switch {
+	case len(files) == 0:
+		return usageErr("no files; use -f FILE")
+	case lang != "" && lang != scripting.Starlark && lang != scripting.JavaScript:
+		return usageErr("--inline %q: want starlark or javascript", *inline)
+	case lang == "" && (len(hooks) > 0 || *controller != ""):
+		return usageErr("--hook and --controller choose what --inline replaces; add --inline starlark or --inline javascript")
+	}
+	for _, h := range hooks {
+		if !slices.Contains(convert.HookNames, h) {
+			return usageErr("--hook %q: want one of %s", h, strings.Join(convert.HookNames, ", "))
+		}
+	}
+
+	opts := convert.Options{Inline: lang, Hooks: hooks, Controller: *controller}
+	var docs [][]byte
+	var findings []convert.Finding
+	var total convert.Result
+	failed := false
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			fmt.Fprintf(stderr, "%s: %v\n", p, err)
+			failed = true
+			continue
+		}
+		r := convert.File(p, data, opts)
+		for _, e := range r.Errors {
+			fmt.Fprintln(stderr, e)
+			failed = true
+		}
+		docs = append(docs, r.Documents...)
+		findings = append(findings, r.Findings...)
+		total.Converted += r.Converted
+		total.Stubs += r.Stubs
+		total.Selected += r.Selected
+	}
+	if failed {
+		fmt.Fprintln(stderr, "metascript convert: nothing written")
+		return exitUsage
+	}
+	if *controller != "" && total.Selected == 0 {
+		return usageErr("--controller %s: no CompositeController or DecoratorController of that name in %s",
+			*controller, strings.Join(files, ", "))
+	}
+
+	output := bytes.Join(docs, []byte("---\n"))
+	if *out != "" {
+		err = os.WriteFile(*out, output, 0o644)
+	} else {
+		_, err = stdout.Write(output)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "metascript convert: writing the output:", err)
+		return exitUsage
+	}
+	for _, f := range findings {
+		fmt.Fprintln(stderr, f)
+	}
+	summary := plural(total.Converted, "controller") + " converted"
+	if lang != "" {
+		summary += ", " + plural(total.Stubs, string(lang)+" stub") + " written"
+	}
+	fmt.Fprintf(stderr, "%s, %d not converted\n", summary, len(findings))
+	if len(findings) > 0 {
+		return exitFailed
+	}
+	return exitOK
+}
