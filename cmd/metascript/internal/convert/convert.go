@@ -152,6 +152,7 @@ func (c *converter) controller(at path, kind string, obj map[string]any) bool {
 	if fromMetacontroller {
 		obj["apiVersion"] = v1alpha1.GroupVersion.String()
 		dropServerFields(obj)
+		renameConnections(obj)
 		c.r.Converted++
 		changed = true
 	}
@@ -226,6 +227,22 @@ func ref(kind string, obj map[string]any) string {
 // Metacontroller object and would make creating the Metascript one fail.
 var serverMetadata = []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
 	"selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"}
+
+// renameConnections moves spec.connections, the name some Metacontroller releases give the
+// per-host webhook settings, to spec.endpointConfigs, Metascript's (and Metacontroller's
+// documented) name for the same entries, unless the resource has both.
+func renameConnections(obj map[string]any) {
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		return
+	}
+	if conns, ok := spec["connections"]; ok {
+		if _, both := spec["endpointConfigs"]; !both {
+			spec["endpointConfigs"] = conns
+			delete(spec, "connections")
+		}
+	}
+}
 
 // dropServerFields removes the status, the server-set metadata and kubectl's record of the
 // last applied Metacontroller object, as `kubectl get -o yaml` writes them.

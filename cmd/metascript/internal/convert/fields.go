@@ -20,14 +20,6 @@ var types = map[string]reflect.Type{
 // not name is reported as one the kind does not have. Patterns match a field's path without
 // list indexes; * matches one key.
 var dropped = []struct{ pattern, why string }{
-	{"spec.hooks.*.webhook.etag", "Metascript's webhooks cache no responses: every call sends the whole request and needs a 200 with the whole response"},
-	{"spec.hooks.*.webhook.responseUnMarshallMode", "Metascript always refuses a response with a field it does not know, as Metacontroller's strict mode does"},
-	{"spec.hooks.*.webhook.caBundle", "Metascript's webhooks trust the system's CA roots only: an https webhook under a private CA fails until the engine trusts that CA or the hook moves inline"},
-	{"spec.hooks.*.webhook.clientTLS", "Metascript's webhooks present no client certificate"},
-	{"spec.hooks.*.webhook.authorization", "Metascript's webhooks send no Authorization header"},
-	{"spec.hooks.*.webhook.basicAuth", "Metascript's webhooks send no credentials"},
-	{"spec.connections", "Metascript has no per-host connection settings for webhooks (TLS, credentials)"},
-	{"spec.endpointConfigs", "Metascript has no per-host connection settings for webhooks (TLS, credentials)"},
 	{"spec.hooks.preUpdateChild", "Metascript calls no hook around the update of a child: do the work in sync"},
 	{"spec.hooks.postUpdateChild", "Metascript calls no hook around the update of a child: do the work in sync"},
 }

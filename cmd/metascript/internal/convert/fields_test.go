@@ -21,7 +21,7 @@ spec:
   hooks:
     sync:
       budget: {timeout: 2s, maxMemory: 64Mi}
-      webhook: {url: "http://x", timeout: 10s, etag: {enabled: true}}
+      webhook: {url: "http://x", timeout: 10s, etag: {enabled: true}, cache: true}
   status: {}
 `
 	var obj map[string]any
@@ -33,7 +33,7 @@ spec:
 	want := []string{
 		"spec.childResources[1].bogus",
 		"spec.childResources[1].updateStrategy.statusChecks.conditions[0].nope",
-		"spec.hooks.sync.webhook.etag",
+		"spec.hooks.sync.webhook.cache",
 		"spec.parentResource.extra",
 		"spec.status",
 	}
@@ -52,8 +52,7 @@ func TestWhy(t *testing.T) {
 		p    path
 		want string
 	}{
-		{path{"spec", "hooks", "finalize", "webhook", "etag"}, "Metascript's webhooks cache no responses"},
-		{path{"spec", "connections"}, "no per-host connection settings"},
+		{path{"spec", "hooks", "preUpdateChild"}, "Metascript calls no hook around the update of a child"},
 		{path{"spec", "hooks", "sync", "etag"}, "Metascript's DecoratorController has no such field"},
 		{path{"spec", "resyncPeriod"}, "Metascript's DecoratorController has no such field"},
 	}

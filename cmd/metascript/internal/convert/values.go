@@ -32,12 +32,11 @@ func (c *converter) checkValues(at path, kind, name string, obj map[string]any) 
 		}
 	}
 
-	composite := kind == "CompositeController"
-	rules := "attachments"
-	if composite {
-		rules = "childResources"
+	// Rolling updates are a CompositeController's; a decorator's attachments have none.
+	if kind != "DecoratorController" {
+		return
 	}
-	items, _ := spec[rules].([]any)
+	items, _ := spec["attachments"].([]any)
 	for i, it := range items {
 		rule, _ := it.(map[string]any)
 		us, _ := rule["updateStrategy"].(map[string]any)
@@ -45,12 +44,7 @@ func (c *converter) checkValues(at path, kind, name string, obj map[string]any) 
 		if method != "RollingRecreate" && method != "RollingInPlace" {
 			continue
 		}
-		field := path{"spec", rules, i, "updateStrategy", "method"}
-		if composite {
-			c.report(at, name, field, fmt.Sprintf("kept: Metascript does not support %s yet; the controller reports Ready=False "+
-				"until the method is OnDelete, Recreate or InPlace", method))
-			continue
-		}
+		field := path{"spec", "attachments", i, "updateStrategy", "method"}
 		c.report(at, name, field, fmt.Sprintf("removed: %s is a CompositeController's; attachments are updated OnDelete "+
 			"(the default, now in effect), Recreate or InPlace", method))
 		delete(us, "method")
