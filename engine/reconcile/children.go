@@ -47,6 +47,10 @@ func (r *Runner) gather(parent *unstructured.Unstructured, p claim.Parent) claim
 			child := o.(*unstructured.Unstructured)
 			switch claim.Decide(p, claim.ChildOf(child)) {
 			case claim.Keep:
+				// The engine's own write of it, when the cache has not seen that yet.
+				if written, ok := r.overlay.view(i, parent.GetUID(), child.GetNamespace(), child.GetName(), child); ok {
+					child = written
+				}
 				plan.observed[i] = append(plan.observed[i], child)
 			case claim.Adopt:
 				plan.observed[i] = append(plan.observed[i], child)
@@ -55,6 +59,16 @@ func (r *Runner) gather(parent *unstructured.Unstructured, p claim.Parent) claim
 				plan.release = append(plan.release, pending{rule: i, obj: child})
 			}
 		}
+		// Children the engine created that the cache does not hold yet.
+		inCache := func(ns, name string) bool {
+			key := name
+			if ns != "" {
+				key = ns + "/" + name
+			}
+			_, ok, _ := idx.GetByKey(key)
+			return ok
+		}
+		plan.observed[i] = append(plan.observed[i], r.overlay.pending(parent.GetUID(), i, inCache)...)
 	}
 	return plan
 }
@@ -107,10 +121,11 @@ type childOp struct {
 
 // manageChildren applies every desired child and deletes every claimed child the hook no
 // longer returns and did not ask to leave untouched, under each rule's update method, at
-// most childWriters at once. It returns how many children the parent claims afterwards.
+// most childWriters at once. It returns how many children the parent claims afterwards, and
+// how many it applied and deleted.
 func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstructured, claimant claim.Parent,
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
-	out *Outcome, errs *writeErrors) int {
+	out *Outcome, errs *writeErrors) (result childWrites) {
 	owned := 0
 	var ops []childOp
 	for i := range r.children {
@@ -147,6 +162,7 @@ func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstru
 		}
 	}
 	stored := make([]*unstructured.Unstructured, len(ops))
+	actions := make([]apply.Action, len(ops))
 	var mu sync.Mutex // guards errs
 	run := func(n int) {
 		op := ops[n]
@@ -154,6 +170,10 @@ func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstru
 		action, now, err := r.apply.ReconcileStored(ctx, r.applyResource(op.rule), owner, op.desired, op.observed, rule.Method)
 		r.countAction(action)
 		stored[n] = now
+		actions[n] = action
+		if action == apply.Created || action == apply.Updated {
+			r.overlay.recordChild(op.rule, parent.GetUID(), now)
+		}
 		if err == nil || op.desired == nil && errors.Is(err, apply.ErrGone) {
 			return
 		}
@@ -190,7 +210,21 @@ func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstru
 		}
 		out.Written(written)
 	}
-	return owned
+	for _, a := range actions {
+		switch a {
+		case apply.Created, apply.Updated:
+			result.applied++
+		case apply.Deleted:
+			result.deleted++
+		}
+	}
+	result.owned = owned
+	return result
+}
+
+// childWrites is what manageChildren did.
+type childWrites struct {
+	owned, applied, deleted int
 }
 
 // foreign returns who holds an object that exists in the cache under the desired child's

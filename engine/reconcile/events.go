@@ -22,6 +22,11 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 			if ignoreStatus && onlyStatusChanged(old, cur) {
 				return
 			}
+			if u, ok := cur.(*unstructured.Unstructured); ok {
+				if key, err := cache.MetaNamespaceKeyFunc(u); err == nil && r.overlay.parentEcho(Request{Resource: res, Key: key}, u) {
+					return // the echo of the engine's own status write
+				}
+			}
 			r.enqueueParent(res, cur)
 		},
 		DeleteFunc: func(obj any) {
@@ -38,6 +43,7 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 				}
 				if err == nil {
 					r.forgetRelated(Request{Resource: res, Key: key}, u.GetUID())
+					r.overlay.forgetParent(Request{Resource: res, Key: key}, u.GetUID())
 				}
 			}
 		},
@@ -75,19 +81,22 @@ func onlyStatusChanged(old, cur any) bool {
 		(o.GetDeletionTimestamp() == nil) == (c.GetDeletionTimestamp() == nil)
 }
 
-func (r *Runner) childHandler() cache.ResourceEventHandler {
+// childHandler routes the events of child rule's objects. The echo of the engine's own
+// write (the cache reaching the version the write stored) starts no reconcile: the reconcile
+// that wrote already saw it (writtenOverlay).
+func (r *Runner) childHandler(rule int) cache.ResourceEventHandler {
 	filter, _ := r.cfg.Kind.(ChildFilter)
 	routes := func(u *unstructured.Unstructured) bool { return filter == nil || filter.RoutesChild(u) }
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if u, ok := obj.(*unstructured.Unstructured); ok && routes(u) {
+			if u, ok := obj.(*unstructured.Unstructured); ok && routes(u) && !r.overlay.echo(rule, u) {
 				r.routeChild(u)
 			}
 		},
 		UpdateFunc: func(old, cur any) {
 			o, ok1 := old.(*unstructured.Unstructured)
 			c, ok2 := cur.(*unstructured.Unstructured)
-			if !ok1 || !ok2 || !routes(o) && !routes(c) {
+			if !ok1 || !ok2 || !routes(o) && !routes(c) || r.overlay.echo(rule, c) {
 				return
 			}
 			oldRef, curRef := index.ControllerRef(o), index.ControllerRef(c)

@@ -22,6 +22,9 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		return 0, err
 	}
 	parent := obj.(*unstructured.Unstructured)
+	if written, ok := r.overlay.parentView(req, parent); ok {
+		parent = written // the engine's own status write, which the cache has not seen yet
+	}
 	selected := r.cfg.Kind.Selects(req.Resource, parent)
 	hasFinalizer := slices.Contains(parent.GetFinalizers(), r.cfg.Finalizer)
 	deleting := parent.GetDeletionTimestamp() != nil
@@ -45,55 +48,63 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		r.warn(parent, "InvalidSelector", err)
 		return 0, err
 	}
-	plan := r.gather(parent, claimant)
 	rules, related, err := r.relatedOf(ctx, parent)
 	if err != nil {
 		return 0, err
 	}
-
-	// Decide. A failure here writes nothing.
 	hook := r.cfg.PrimaryHook
 	if finalizing {
 		hook = "finalize"
 	}
-	d := &Decision{Parent: parent, Resource: req.Resource, Hook: hook, Finalizing: finalizing, Observed: plan.observed,
-		Inputs: r.inputIndexers(), Related: related}
-	d.call = func(ctx context.Context, name, about string, hreq map[string]any) (map[string]any, error) {
-		return r.invoke(ctx, name, about, hreq, parent)
-	}
-	d.reject = func(name, about string, err error) {
-		r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, name, r.cfg.Hooks[name].Form(), "invalid").Inc()
-		r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook%s: %w", name, aboutSuffix(about), err))
-	}
-	out, err := r.cfg.Kind.Decide(ctx, d)
-	if err != nil {
-		var invalid *InvalidResponseError
-		if errors.As(err, &invalid) {
-			r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hook, r.cfg.Hooks[hook].Form(), "invalid").Inc()
-			r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook: %w", hook, err))
+
+	// Decide and write, in rounds: a round that created or updated children is followed by
+	// another decision that sees what the writes stored, so that the parent's own fields
+	// (its status) are written once, from children as they are now. A round that changed
+	// nothing, deleted, failed a write, or wrote revisions ends it.
+	var errs writeErrors
+	var out *Outcome
+	var writes childWrites
+	for round := 0; ; round++ {
+		plan := r.gather(parent, claimant)
+		d := r.decision(req, parent, hook, finalizing, plan, related)
+		next, err := r.cfg.Kind.Decide(ctx, d)
+		if err != nil {
+			var invalid *InvalidResponseError
+			if errors.As(err, &invalid) {
+				r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hook, r.cfg.Hooks[hook].Form(), "invalid").Inc()
+				r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook: %w", hook, err))
+			}
+			if round == 0 {
+				return 0, err // a failure here writes nothing
+			}
+			break // the earlier round's writes stand; its parent write follows
 		}
-		return 0, err
+		out = next
+		if round == 0 {
+			// The decision is valid: from here on the engine writes, and the related objects
+			// that informed it are what the parent is bound to.
+			if r.cfg.Hooks["customize"] != nil {
+				r.recordRelated(req, rules)
+			}
+			if !finalizing && (finalize != nil) != hasFinalizer {
+				if err := r.patchFinalizers(ctx, req.Resource, parent, finalize != nil); err != nil {
+					return 0, err
+				}
+			}
+		}
+		if out.Prepare != nil {
+			if err := out.Prepare(ctx); err != nil {
+				return 0, err
+			}
+		}
+		owner := apply.OwnerRef(parent)
+		lost := r.carryOutClaims(ctx, req.Resource, parent, owner, plan, &errs)
+		writes = r.manageChildren(ctx, parent, claimant, owner, plan.observed, lost, out, &errs)
+		if writes.applied == 0 || writes.deleted > 0 || !errs.empty() || out.Prepare != nil || round == maxRounds-1 {
+			break
+		}
 	}
 
-	// The decision is valid: from here on the engine writes, and the related objects that
-	// informed it are what the parent is bound to.
-	if r.cfg.Hooks["customize"] != nil {
-		r.recordRelated(req, rules)
-	}
-	var errs writeErrors
-	if !finalizing && (finalize != nil) != hasFinalizer {
-		if err := r.patchFinalizers(ctx, req.Resource, parent, finalize != nil); err != nil {
-			return 0, err
-		}
-	}
-	if out.Prepare != nil {
-		if err := out.Prepare(ctx); err != nil {
-			return 0, err
-		}
-	}
-	owner := apply.OwnerRef(parent)
-	lost := r.carryOutClaims(ctx, req.Resource, parent, owner, plan, &errs)
-	owned := r.manageChildren(ctx, parent, claimant, owner, plan.observed, lost, out, &errs)
 	latest := parent
 	if out.WriteParent != nil {
 		stored, err := out.WriteParent(ctx)
@@ -102,6 +113,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		}
 		if stored != nil {
 			latest = stored
+			r.overlay.recordParent(req, stored)
 		}
 	}
 	if finalizing && out.Finalized && errs.empty() {
@@ -112,11 +124,30 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	if out.Retry != nil {
 		errs.transientErr(out.Retry)
 	}
-	r.setCount(req, owned, false)
+	r.setCount(req, writes.owned, false)
 	if err := r.reportWrites(ctx, req.Resource, latest, &errs); err != nil {
 		errs.add(describeParent(r.parents[req.Resource], parent)+" status", err)
 	}
 	return out.ResyncAfter, errs.join()
+}
+
+// maxRounds bounds the decide-and-write rounds of one reconcile; a hook whose answers keep
+// changing is then reconciled again by the events of its writes.
+const maxRounds = 3
+
+// decision is the input of one Decide for parent.
+func (r *Runner) decision(req Request, parent *unstructured.Unstructured, hook string, finalizing bool,
+	plan claimPlan, related map[string]any) *Decision {
+	d := &Decision{Parent: parent, Resource: req.Resource, Hook: hook, Finalizing: finalizing, Observed: plan.observed,
+		Inputs: r.inputIndexers(), Related: related}
+	d.call = func(ctx context.Context, name, about string, hreq map[string]any) (map[string]any, error) {
+		return r.invoke(ctx, name, about, hreq, parent)
+	}
+	d.reject = func(name, about string, err error) {
+		r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, name, r.cfg.Hooks[name].Form(), "invalid").Inc()
+		r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook%s: %w", name, aboutSuffix(about), err))
+	}
+	return d
 }
 
 func (r *Runner) inputIndexers() []cache.Indexer {

@@ -107,6 +107,7 @@ type Runner struct {
 	background sync.WaitGroup
 	stopping   atomic.Bool
 	related    *related
+	overlay    *writtenOverlay
 
 	countsMu sync.Mutex
 	counts   map[Request]int // parent → claimed children after its last reconcile
@@ -142,7 +143,7 @@ func New(cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("%s: a customize hook needs a resolver", cfg.Name)
 	}
 	r := &Runner{cfg: cfg, counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, cfg.FieldManager),
-		related: newRelated()}
+		related: newRelated(), overlay: newWrittenOverlay()}
 	for _, p := range cfg.Parents {
 		r.parents = append(r.parents, parentSource{ParentResource: p})
 	}
@@ -203,7 +204,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 	}
 	for i := range r.children {
-		if err := r.addHandler(r.children[i].informer, r.childHandler()); err != nil {
+		if err := r.addHandler(r.children[i].informer, r.childHandler(i)); err != nil {
 			return fail(err)
 		}
 	}

@@ -60,3 +60,25 @@ func TestNormalisedQuantitiesCostNothing(t *testing.T) {
 		t.Fatalf("engine sent %d writes re-syncing a converged parent (requests by verb: %v)", w, env.Requests.Counts())
 	}
 }
+
+// TestConvergenceAtTheRequestFloor: a parent whose status counts its observed children is
+// converged with one write per child and one status write, although its children reach the
+// cache after its first reconcile: the reconcile decides again from what its writes stored,
+// and the echoes of its own writes start no reconcile.
+func TestConvergenceAtTheRequestFloor(t *testing.T) {
+	controller(t, "bundle-starlark.yaml")
+	ns := env.Namespace(t)
+	time.Sleep(time.Second)
+	env.Requests.Reset()
+	bundle(t, ns, "floor", "basic", "floor", "a=1", "b=2", "c=3")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		p := getBundle(t, ns, "floor")
+		n, _, _ := unstructured.NestedInt64(p.Object, "status", "configMaps")
+		return n == 3, fmt.Sprintf("status %v", p.Object["status"])
+	})
+	time.Sleep(2 * time.Second)
+	w := env.Requests.WritesByResource()
+	if w["configmaps"] != 3 || w["bundles/status"] != 1 || w["bundles"] != 0 {
+		t.Fatalf("engine's writes converging a parent with 3 children: %v; want 3 configmaps and 1 bundles/status", w)
+	}
+}

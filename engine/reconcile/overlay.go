@@ -1,0 +1,171 @@
+package reconcile
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// writtenOverlay remembers what the engine's own writes stored, from the server's answers,
+// until the informer caches have seen them. Reconciles read children through it, so that a
+// reconcile following the engine's own writes sees them although the cache lags, and the
+// events those writes cause are recognized as their echo and start no reconcile: what the
+// ReplicaSet controller's expectations do, keyed by resourceVersion.
+//
+// An entry stands until the cache holds the object at its resourceVersion or a newer one.
+// resourceVersions are compared as the integers etcd makes them; an entry whose version is
+// not one, or that no echo ended within overlayTTL, gives way to the cache. Safe for
+// concurrent use.
+type writtenOverlay struct {
+	mu      sync.Mutex
+	objects map[overlayKey]overlayEntry
+	parents map[Request]overlayEntry // the parents' own writes (status), by the same rule
+}
+
+// overlayKey names one child object of one rule.
+type overlayKey struct {
+	rule      int
+	namespace string
+	name      string
+}
+
+type overlayEntry struct {
+	obj    *unstructured.Unstructured
+	parent types.UID // the parent whose write stored obj
+	at     time.Time
+}
+
+// overlayTTL bounds how long a write's answer overrides the cache without an echo.
+const overlayTTL = time.Minute
+
+func newWrittenOverlay() *writtenOverlay {
+	return &writtenOverlay{objects: map[overlayKey]overlayEntry{}, parents: map[Request]overlayEntry{}}
+}
+
+// recordChild keeps a child as a write of parent stored it.
+func (o *writtenOverlay) recordChild(rule int, parent types.UID, stored *unstructured.Unstructured) {
+	if stored == nil || stored.GetResourceVersion() == "" {
+		return
+	}
+	dropManagedFields(stored)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.objects[overlayKey{rule, stored.GetNamespace(), stored.GetName()}] = overlayEntry{obj: stored, parent: parent, at: time.Now()}
+}
+
+// recordParent keeps a parent as the engine's write of its status stored it.
+func (o *writtenOverlay) recordParent(req Request, stored *unstructured.Unstructured) {
+	if stored == nil || stored.GetResourceVersion() == "" {
+		return
+	}
+	dropManagedFields(stored)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.parents[req] = overlayEntry{obj: stored, at: time.Now()}
+}
+
+// view returns what a reconcile of parent should see of a child the cache holds as cached
+// (nil when the cache has none): the written object while the cache has not caught up with
+// it, else cached. ok is false when the overlay has nothing newer.
+func (o *writtenOverlay) view(rule int, parent types.UID, namespace, name string, cached *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := overlayKey{rule, namespace, name}
+	e, ok := o.objects[k]
+	if !ok || e.parent != parent {
+		return nil, false
+	}
+	if time.Since(e.at) > overlayTTL || cached != nil && !older(cached, e.obj) {
+		delete(o.objects, k)
+		return nil, false
+	}
+	return e.obj, true
+}
+
+// pending lists the written children of parent the cache does not hold at all yet.
+func (o *writtenOverlay) pending(parent types.UID, rule int, inCache func(namespace, name string) bool) []*unstructured.Unstructured {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []*unstructured.Unstructured
+	for k, e := range o.objects {
+		if k.rule == rule && e.parent == parent && time.Since(e.at) <= overlayTTL && !inCache(k.namespace, k.name) {
+			out = append(out, e.obj)
+		}
+	}
+	return out
+}
+
+// echo reports whether a child event is the echo of the engine's own write: the cache now
+// holds obj at the version the write stored. Any event at that version or a newer one ends
+// the entry.
+func (o *writtenOverlay) echo(rule int, obj *unstructured.Unstructured) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := overlayKey{rule, obj.GetNamespace(), obj.GetName()}
+	e, ok := o.objects[k]
+	if !ok || older(obj, e.obj) {
+		return false
+	}
+	delete(o.objects, k)
+	return obj.GetResourceVersion() == e.obj.GetResourceVersion()
+}
+
+// parentView is view for a parent: the object the engine's last write of it stored while
+// the cache holds an older version.
+func (o *writtenOverlay) parentView(req Request, cached *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e, ok := o.parents[req]
+	if !ok {
+		return nil, false
+	}
+	if time.Since(e.at) > overlayTTL || !older(cached, e.obj) {
+		delete(o.parents, req)
+		return nil, false
+	}
+	return e.obj, true
+}
+
+// parentEcho is echo for a parent's event.
+func (o *writtenOverlay) parentEcho(req Request, obj *unstructured.Unstructured) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e, ok := o.parents[req]
+	if !ok || older(obj, e.obj) {
+		return false
+	}
+	delete(o.parents, req)
+	return obj.GetResourceVersion() == e.obj.GetResourceVersion()
+}
+
+// forgetParent drops what is kept of a deleted parent.
+func (o *writtenOverlay) forgetParent(req Request, uid types.UID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.parents, req)
+	for k, e := range o.objects {
+		if e.parent == uid {
+			delete(o.objects, k)
+		}
+	}
+}
+
+// older reports whether a holds an older version than b. Versions that are not integers
+// (not etcd's) cannot be ordered: a is then taken as not older, so the cache wins.
+func older(a, b *unstructured.Unstructured) bool {
+	if a.GetUID() != b.GetUID() {
+		return false // another object under the same name: the cache's is what exists
+	}
+	va, err1 := strconv.ParseUint(a.GetResourceVersion(), 10, 64)
+	vb, err2 := strconv.ParseUint(b.GetResourceVersion(), 10, 64)
+	return err1 == nil && err2 == nil && va < vb
+}
+
+func dropManagedFields(u *unstructured.Unstructured) {
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		delete(md, "managedFields")
+	}
+}
