@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/examples/internal/exampletest"
@@ -20,10 +21,10 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/hooks/*.json from the Starlark controller")
 
 // TestHooksAgree runs both controllers' hooks offline through a life cycle of the sample —
-// customized, copied, converged, source edited while namespaces come and go, source deleted,
-// then finalized step by step — feeding each step the copies the previous one asked for, and
-// compares every response with the same golden file: the two languages must give
-// byte-identical answers.
+// customized, copied, converged, source edited while a namespace is being deleted, someone
+// else's ConfigMap gone, source deleted, then finalized step by step — feeding each step the
+// copies the previous one asked for, and compares every response with the same golden file:
+// the two languages must give byte-identical answers.
 func TestHooksAgree(t *testing.T) {
 	for _, l := range exampletest.Languages {
 		t.Run(l.Name, func(t *testing.T) {
@@ -35,26 +36,34 @@ func TestHooksAgree(t *testing.T) {
 			delete(bySelector["spec"].(map[string]any), "targetNamespaces")
 			h.call("2-customize-selector-only", "customize", map[string]any{"controller": controllerObject, "parent": bySelector})
 
-			// The related objects the three rules select: the source, the labelled namespaces
-			// (the source's own among them) and the named one.
-			source := configMap("config", "settings", map[string]any{"log-level": "info", "feature-flags": "search,export"})
-			nss := []map[string]any{namespace("config", true), namespace("team-a", true), namespace("team-b", true), namespace("team-c", false)}
-			created := h.call("3-sync-nothing-observed", "sync", syncRequest(prop, source, nss, nil, false))
-			converged := h.call("4-sync-all-observed", "sync", syncRequest(prop, source, nss, created["children"], false))
+			// What the rules select: the source and every ConfigMap of its name (here someone
+			// else's, in team-d, and the copies observed), the labelled namespaces (the
+			// source's own among them) and the named one.
+			source := configMap("config", map[string]any{"log-level": "info", "feature-flags": "search,export"})
+			theirs := configMap("team-d", map[string]any{"log-level": "trace"})
+			nss := []map[string]any{namespace("config", true), namespace("team-a", true), namespace("team-b", true),
+				namespace("team-c", false), namespace("team-d", true)}
+			created := h.call("3-sync-nothing-observed", "sync", syncRequest(prop, source, theirs, nss, nil, false))
+			converged := h.call("4-sync-all-observed", "sync", syncRequest(prop, source, theirs, nss, created["children"], false))
 
 			// The source edited (a key changed, binary data added) while team-b is being
 			// deleted: the copies left follow, team-b's goes.
-			edited := configMap("config", "settings", map[string]any{"log-level": "debug", "feature-flags": "search,export"})
+			edited := configMap("config", map[string]any{"log-level": "debug", "feature-flags": "search,export"})
 			edited["binaryData"] = map[string]any{"logo.png": "iVBORw0KGgo="}
-			nss[2]["metadata"].(map[string]any)["deletionTimestamp"] = "2025-05-01T12:00:00Z"
-			h.call("5-sync-source-edited-namespace-deleting", "sync", syncRequest(prop, edited, nss, converged["children"], false))
+			terminating := exampletest.JSONShape(t, nss[2])
+			terminating["metadata"].(map[string]any)["deletionTimestamp"] = "2025-05-01T12:00:00Z"
+			deleting := []map[string]any{nss[0], nss[1], terminating, nss[3], nss[4]}
+			h.call("5-sync-source-edited-namespace-deleting", "sync", syncRequest(prop, edited, theirs, deleting, converged["children"], false))
+
+			// Their ConfigMap deleted: team-d gets a copy too.
+			h.call("6-sync-theirs-deleted", "sync", syncRequest(prop, source, nil, nss, converged["children"], false))
 
 			// The source deleted: no copy is wanted any more.
-			h.call("6-sync-source-gone", "sync", syncRequest(prop, nil, nss, converged["children"], false))
+			h.call("7-sync-source-gone", "sync", syncRequest(prop, nil, theirs, nss, converged["children"], false))
 
 			prop["metadata"].(map[string]any)["deletionTimestamp"] = "2025-05-01T12:00:00Z"
-			h.call("7-finalize-copies-observed", "finalize", syncRequest(prop, source, nss, converged["children"], true))
-			h.call("8-finalize-nothing-left", "finalize", syncRequest(prop, source, nss, nil, true))
+			h.call("8-finalize-copies-observed", "finalize", syncRequest(prop, source, theirs, nss, converged["children"], true))
+			h.call("9-finalize-nothing-left", "finalize", syncRequest(prop, source, theirs, nss, nil, true))
 		})
 	}
 }
@@ -75,7 +84,7 @@ type hooks struct {
 func newHooks(t *testing.T, l exampletest.Language) *hooks {
 	t.Helper()
 	rt := engine.NewRuntime(scripting.Options{Now: clock})
-	if reason := exampletest.MissingSupport(rt, l.Lang); reason != "" {
+	if reason := exampletest.MissingSupport(rt, l.Lang, "k8s"); reason != "" {
 		t.Skip(reason)
 	}
 	cc := exampletest.FromFile(t, l.File, "CompositeController")
@@ -136,9 +145,10 @@ func sample(t *testing.T) map[string]any {
 	return prop
 }
 
-func configMap(ns, name string, data map[string]any) map[string]any {
+// configMap is a ConfigMap named as the sample's source, in ns.
+func configMap(ns string, data map[string]any) map[string]any {
 	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": name, "namespace": ns}, "data": data}
+		"metadata": map[string]any{"name": "settings", "namespace": ns, "uid": "uid-of-" + ns}, "data": data}
 }
 
 func namespace(name string, labelled bool) map[string]any {
@@ -150,20 +160,29 @@ func namespace(name string, labelled bool) map[string]any {
 		"spec": map[string]any{"finalizers": []any{"kubernetes"}}, "status": map[string]any{"phase": "Active"}}
 }
 
-// syncRequest is the sync or finalize request for prop with source (nil: deleted) and the
-// namespaces nss related, and desired (a response's children list) observed. The parent is
-// cluster-scoped, so both children and related ConfigMaps are keyed "namespace/name".
-func syncRequest(prop, source map[string]any, nss []map[string]any, desired any, finalizing bool) map[string]any {
-	copies := map[string]any{}
+// syncRequest is the sync or finalize request for prop with desired (a response's children
+// list) observed as the engine writes children: controlled by prop and labelled with its UID.
+// Related are source and theirs (either nil: absent), the observed copies, which have the
+// source's name too, and the namespaces nss. The parent is cluster-scoped, so both children
+// and related ConfigMaps are keyed "namespace/name".
+func syncRequest(prop, source, theirs map[string]any, nss []map[string]any, desired any, finalizing bool) map[string]any {
+	pmd := prop["metadata"].(map[string]any)
+	copies, named := map[string]any{}, map[string]any{}
 	list, _ := desired.([]any)
-	for _, c := range list {
-		md := c.(map[string]any)["metadata"].(map[string]any)
-		copies[md["namespace"].(string)+"/"+md["name"].(string)] = c
+	for _, d := range list {
+		c := runtime.DeepCopyJSONValue(d).(map[string]any)
+		md := c["metadata"].(map[string]any)
+		md["labels"] = map[string]any{"metascript.dev/controller-uid": pmd["uid"]}
+		md["ownerReferences"] = []any{map[string]any{"apiVersion": prop["apiVersion"], "kind": prop["kind"],
+			"name": pmd["name"], "uid": pmd["uid"], "controller": true, "blockOwnerDeletion": true}}
+		key := md["namespace"].(string) + "/" + md["name"].(string)
+		copies[key], named[key] = c, c
 	}
-	sources := map[string]any{}
-	if source != nil {
-		md := source["metadata"].(map[string]any)
-		sources[md["namespace"].(string)+"/"+md["name"].(string)] = source
+	for _, cm := range []map[string]any{source, theirs} {
+		if cm != nil {
+			md := cm["metadata"].(map[string]any)
+			named[md["namespace"].(string)+"/"+md["name"].(string)] = cm
+		}
 	}
 	namespaces := map[string]any{}
 	for _, ns := range nss {
@@ -173,7 +192,7 @@ func syncRequest(prop, source map[string]any, nss []map[string]any, desired any,
 		"controller": controllerObject,
 		"parent":     prop,
 		"children":   map[string]any{"ConfigMap.v1": copies},
-		"related":    map[string]any{"ConfigMap.v1": sources, "Namespace.v1": namespaces},
+		"related":    map[string]any{"ConfigMap.v1": named, "Namespace.v1": namespaces},
 		"finalizing": finalizing,
 	}
 }
