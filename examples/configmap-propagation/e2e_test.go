@@ -31,7 +31,7 @@ var env *enginetest.Env
 
 func TestMain(m *testing.M) {
 	var err error
-	env, err = enginetest.Start(enginetest.Options{CRDDirs: []string{"crd.yaml"}})
+	env, err = enginetest.Start(enginetest.Options{CRDDirs: []string{"crd.yaml", "testdata/metacontroller/crd.yaml"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
