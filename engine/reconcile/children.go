@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
@@ -28,49 +29,72 @@ type pending struct {
 }
 
 // gather runs the decision table over the parent's controlled children (ControllerUID
-// index) and, when it adopts, the orphans of its namespace (OrphanNamespace index). It
-// writes nothing.
+// index) and, when it adopts, the orphans of its namespace (OrphanNamespace index), and adds
+// the children the engine wrote that the cache does not hold yet. It writes nothing.
+//
+// The written children are listed before the index is read: a child whose creation reaches
+// the cache between the two reads is then either among the candidates or looked up again by
+// name, never missed (a missed child would look like someone else's object under its name).
 func (r *Runner) gather(parent *unstructured.Unstructured, p claim.Parent) claimPlan {
 	plan := claimPlan{observed: map[int][]*unstructured.Unstructured{}}
 	for i, rule := range r.children {
-		idx := rule.informer.Indexer()
-		candidates, _ := idx.ByIndex(index.ControllerUID, string(parent.GetUID()))
-		if p.Adopts() {
-			orphanKey := parent.GetNamespace()
-			if orphanKey == "" && rule.Namespaced {
-				orphanKey = index.AllNamespaces
-			}
-			orphans, _ := idx.ByIndex(index.OrphanNamespace, orphanKey)
-			candidates = append(candidates, orphans...)
-		}
-		for _, o := range candidates {
-			child := o.(*unstructured.Unstructured)
-			switch claim.Decide(p, claim.ChildOf(child)) {
-			case claim.Keep:
-				// The engine's own write of it, when the cache has not seen that yet.
-				if written, ok := r.overlay.view(i, parent.GetUID(), child.GetNamespace(), child.GetName(), child); ok {
-					child = written
-				}
-				plan.observed[i] = append(plan.observed[i], child)
-			case claim.Adopt:
-				plan.observed[i] = append(plan.observed[i], child)
-				plan.adopt = append(plan.adopt, pending{rule: i, obj: child})
-			case claim.Release:
-				plan.release = append(plan.release, pending{rule: i, obj: child})
-			}
-		}
-		// Children the engine created that the cache does not hold yet.
-		inCache := func(ns, name string) bool {
-			key := name
-			if ns != "" {
-				key = ns + "/" + name
-			}
-			_, ok, _ := idx.GetByKey(key)
-			return ok
-		}
-		plan.observed[i] = append(plan.observed[i], r.overlay.pending(parent.GetUID(), i, inCache)...)
+		r.gatherRule(&plan, i, rule.Namespaced, rule.informer.Indexer(), parent, p)
 	}
 	return plan
+}
+
+// gatherRule is gather for child rule i, whose objects idx holds.
+func (r *Runner) gatherRule(plan *claimPlan, i int, namespaced bool, idx cache.Indexer, parent *unstructured.Unstructured, p claim.Parent) {
+	written := r.overlay.written(parent.GetUID(), i)
+	candidates, _ := idx.ByIndex(index.ControllerUID, string(parent.GetUID()))
+	if p.Adopts() {
+		orphanKey := parent.GetNamespace()
+		if orphanKey == "" && namespaced {
+			orphanKey = index.AllNamespaces
+		}
+		orphans, _ := idx.ByIndex(index.OrphanNamespace, orphanKey)
+		candidates = append(candidates, orphans...)
+	}
+	seen := make(map[string]bool, len(candidates))
+	for _, o := range candidates {
+		child := o.(*unstructured.Unstructured)
+		seen[child.GetNamespace()+"/"+child.GetName()] = true
+		r.decide(plan, i, parent, p, child, true)
+	}
+	for _, w := range written {
+		if seen[w.GetNamespace()+"/"+w.GetName()] {
+			continue
+		}
+		key := w.GetName()
+		if ns := w.GetNamespace(); ns != "" {
+			key = ns + "/" + key
+		}
+		if cached, ok, _ := idx.GetByKey(key); ok {
+			// It reached the cache since the index was read: keep it if it is the parent's,
+			// but claim nothing on so late a sight.
+			r.decide(plan, i, parent, p, cached.(*unstructured.Unstructured), false)
+			continue
+		}
+		plan.observed[i] = append(plan.observed[i], w)
+	}
+}
+
+// decide adds child to plan as the decision table says; only Keep when claims is false.
+func (r *Runner) decide(plan *claimPlan, rule int, parent *unstructured.Unstructured, p claim.Parent,
+	child *unstructured.Unstructured, claims bool) {
+	switch d := claim.Decide(p, claim.ChildOf(child)); {
+	case d == claim.Keep:
+		// The engine's own write of it, when the cache has not seen that yet.
+		if written, ok := r.overlay.view(rule, parent.GetUID(), child.GetNamespace(), child.GetName(), child); ok {
+			child = written
+		}
+		plan.observed[rule] = append(plan.observed[rule], child)
+	case d == claim.Adopt && claims:
+		plan.observed[rule] = append(plan.observed[rule], child)
+		plan.adopt = append(plan.adopt, pending{rule: rule, obj: child})
+	case d == claim.Release && claims:
+		plan.release = append(plan.release, pending{rule: rule, obj: child})
+	}
 }
 
 // carryOutClaims adopts and releases as planned. It returns the children whose adoption
@@ -123,7 +147,7 @@ type childOp struct {
 // longer returns and did not ask to leave untouched, under each rule's update method, at
 // most childWriters at once. It returns how many children the parent claims afterwards, and
 // how many it applied and deleted.
-func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstructured, claimant claim.Parent,
+func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstructured.Unstructured, claimant claim.Parent,
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
 	out *Outcome, errs *writeErrors) (result childWrites) {
 	owned := 0
@@ -149,6 +173,7 @@ func (r *Runner) manageChildren(ctx context.Context, parent *unstructured.Unstru
 				if other := r.foreign(i, d, claimant); other != "" {
 					r.warn(parent, "ChildConflict", fmt.Errorf("%s exists and belongs to %s; leaving it alone",
 						r.describeChild(i, d), other))
+					r.overlay.waitFor(i, d.GetNamespace(), d.GetName(), req)
 					continue
 				}
 			}
@@ -228,10 +253,11 @@ type childWrites struct {
 }
 
 // foreign returns who holds an object that exists in the cache under the desired child's
-// name but is not among the parent's claimed children, when the engine must not touch it:
-// another controller's child, or, for a parent that claims by mark, anything it has not
-// marked. It returns "" when the name is free or the object is an orphan the parent may
-// take over.
+// name but is not among the parent's claimed children: another controller's child, another
+// controller's child of a parent that claims by mark, or an object no controller owns that
+// the parent did not adopt (its labels do not match the parent's selector). The engine
+// leaves such an object alone. It returns "" when the name is free, or holds the parent's
+// own child.
 func (r *Runner) foreign(rule int, d *unstructured.Unstructured, claimant claim.Parent) string {
 	key := d.GetName()
 	if r.children[rule].Namespaced {
@@ -246,12 +272,12 @@ func (r *Runner) foreign(rule int, d *unstructured.Unstructured, claimant claim.
 	switch {
 	case ref != nil && ref.UID != claimant.UID:
 		return fmt.Sprintf("%s %s", ref.Kind, ref.Name)
-	case claimant.Mark != nil && ref != nil:
+	case ref != nil && claimant.Mark != nil:
 		return fmt.Sprintf("another controller of %s %s", ref.Kind, ref.Name)
-	case claimant.Mark != nil:
-		return "no controller (an object this controller did not make)"
+	case ref != nil:
+		return "" // the parent's own, released as it stopped matching: written as desired again
 	}
-	return ""
+	return "no controller: an object this parent did not adopt (its labels do not match the parent's selector)"
 }
 
 func (r *Runner) applyResource(rule int) apply.Resource {

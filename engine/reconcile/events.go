@@ -116,10 +116,17 @@ func (r *Runner) childHandler(rule int) cache.ResourceEventHandler {
 				obj = t.Obj
 			}
 			u, ok := obj.(*unstructured.Unstructured)
-			if !ok || !routes(u) {
+			if !ok {
 				return
 			}
-			// Orphans disappearing concern no parent.
+			// Parents that wanted the name it held can now have their child.
+			for _, req := range r.overlay.deleted(rule, u) {
+				r.queue.Add(req)
+			}
+			if !routes(u) {
+				return
+			}
+			// Orphans disappearing concern no other parent.
 			if ref := index.ControllerRef(u); ref != nil {
 				r.routeOwned(u, ref.APIVersion, ref.Kind, ref.Name)
 			}

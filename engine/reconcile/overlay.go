@@ -23,6 +23,9 @@ type writtenOverlay struct {
 	mu      sync.Mutex
 	objects map[overlayKey]overlayEntry
 	parents map[Request]overlayEntry // the parents' own writes (status), by the same rule
+	// waiting holds, per child name, the parents that want it while another object holds
+	// it (a ChildConflict), so that its deletion reconciles them.
+	waiting map[overlayKey]map[Request]bool
 }
 
 // overlayKey names one child object of one rule.
@@ -42,7 +45,8 @@ type overlayEntry struct {
 const overlayTTL = time.Minute
 
 func newWrittenOverlay() *writtenOverlay {
-	return &writtenOverlay{objects: map[overlayKey]overlayEntry{}, parents: map[Request]overlayEntry{}}
+	return &writtenOverlay{objects: map[overlayKey]overlayEntry{}, parents: map[Request]overlayEntry{},
+		waiting: map[overlayKey]map[Request]bool{}}
 }
 
 // recordChild keeps a child as a write of parent stored it.
@@ -85,13 +89,14 @@ func (o *writtenOverlay) view(rule int, parent types.UID, namespace, name string
 	return e.obj, true
 }
 
-// pending lists the written children of parent the cache does not hold at all yet.
-func (o *writtenOverlay) pending(parent types.UID, rule int, inCache func(namespace, name string) bool) []*unstructured.Unstructured {
+// written lists the children of parent the engine wrote, within the TTL, whether or not the
+// cache holds them yet.
+func (o *writtenOverlay) written(parent types.UID, rule int) []*unstructured.Unstructured {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var out []*unstructured.Unstructured
 	for k, e := range o.objects {
-		if k.rule == rule && e.parent == parent && time.Since(e.at) <= overlayTTL && !inCache(k.namespace, k.name) {
+		if k.rule == rule && e.parent == parent && time.Since(e.at) <= overlayTTL {
 			out = append(out, e.obj)
 		}
 	}
@@ -141,6 +146,34 @@ func (o *writtenOverlay) parentEcho(req Request, obj *unstructured.Unstructured)
 	return obj.GetResourceVersion() == e.obj.GetResourceVersion()
 }
 
+// waitFor records that parent req wants a child name another object holds.
+func (o *writtenOverlay) waitFor(rule int, namespace, name string, req Request) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := overlayKey{rule, namespace, name}
+	if o.waiting[k] == nil {
+		o.waiting[k] = map[Request]bool{}
+	}
+	o.waiting[k][req] = true
+}
+
+// deleted is told of a child's deletion. It forgets the engine's write of that object and
+// returns, and forgets, the parents waiting for its name.
+func (o *writtenOverlay) deleted(rule int, obj *unstructured.Unstructured) []Request {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := overlayKey{rule, obj.GetNamespace(), obj.GetName()}
+	if e, ok := o.objects[k]; ok && e.obj.GetUID() == obj.GetUID() {
+		delete(o.objects, k)
+	}
+	var out []Request
+	for req := range o.waiting[k] {
+		out = append(out, req)
+	}
+	delete(o.waiting, k)
+	return out
+}
+
 // forgetParent drops what is kept of a deleted parent.
 func (o *writtenOverlay) forgetParent(req Request, uid types.UID) {
 	o.mu.Lock()
@@ -149,6 +182,12 @@ func (o *writtenOverlay) forgetParent(req Request, uid types.UID) {
 	for k, e := range o.objects {
 		if e.parent == uid {
 			delete(o.objects, k)
+		}
+	}
+	for k, reqs := range o.waiting {
+		delete(reqs, req)
+		if len(reqs) == 0 {
+			delete(o.waiting, k)
 		}
 	}
 }

@@ -544,3 +544,27 @@ func TestDeletedControllerStopsReconciling(t *testing.T) {
 		t.Fatal("a child was created after the controller was deleted")
 	}
 }
+
+// TestLeavesUnadoptedOrphansAlone: an object no controller owns, under a desired child's name
+// but not matching the parent's selector, is not taken over (nor later deleted): a
+// ChildConflict Event says so, and once it is gone the child is created.
+func TestLeavesUnadoptedOrphansAlone(t *testing.T) {
+	controller(t, "bundle-starlark.yaml")
+	ns := env.Namespace(t)
+	theirs := env.Create(t, ns, enginetest.Object(t, `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: o-a, labels: {app: someone-else}}
+data: {value: theirs, mine: kept}`))
+	bundle(t, ns, "o", "basic", "o", "a=1", "b=2")
+	waitValue(t, ns, "o-b", "2")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		ev := env.Events(t, ns, "o")
+		return len(ev["ChildConflict"]) > 0, fmt.Sprintf("events = %v", ev)
+	})
+	if cm := configMap(t, ns, "o-a"); cm.GetResourceVersion() != theirs.GetResourceVersion() || len(cm.GetOwnerReferences()) != 0 {
+		t.Fatalf("an unadopted orphan was written: %v", cm.Object)
+	}
+	env.Delete(t, theirs)
+	waitValue(t, ns, "o-a", "1")
+}

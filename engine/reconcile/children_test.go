@@ -1,0 +1,128 @@
+package reconcile
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"metascript.dev/metascript/engine/claim"
+	"metascript.dev/metascript/engine/index"
+)
+
+// indexes adapts a bare Indexer to index.Informer.
+type indexes struct{ cache.Indexer }
+
+func (i indexes) EnsureIndex(name string, fn cache.IndexFunc) error {
+	return i.AddIndexers(cache.Indexers{name: fn})
+}
+
+// staleIndex answers index queries as of before its objects were added, as an index read
+// just before an informer stores a new object does; lookups by key see the objects.
+type staleIndex struct{ cache.Indexer }
+
+func (staleIndex) ByIndex(string, string) ([]any, error) { return nil, nil }
+
+func childObject(name, rv string, owner types.UID) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
+	u.SetNamespace("ns")
+	u.SetName(name)
+	u.SetUID(types.UID("uid-" + name + "-" + string(owner)))
+	u.SetResourceVersion(rv)
+	u.SetLabels(map[string]string{"app": "web"})
+	yes := true
+	u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "Parent", Name: string(owner), UID: owner, Controller: &yes}})
+	return u
+}
+
+// TestGatherSeesWrittenChildren checks that a child the engine wrote is seen exactly once
+// however far the cache has got, and never when its name is another parent's.
+func TestGatherSeesWrittenChildren(t *testing.T) {
+	const mine, theirs = types.UID("mine"), types.UID("theirs")
+	parent := &unstructured.Unstructured{Object: map[string]any{}}
+	parent.SetNamespace("ns")
+	parent.SetUID(mine)
+	p := claim.ParentOf(parent, labels.SelectorFromSet(labels.Set{"app": "web"}))
+	tests := []struct {
+		name    string
+		written *unstructured.Unstructured // recorded as the parent's write
+		cached  *unstructured.Unstructured // in the cache
+		stale   bool                       // the index read misses cached
+		deleted bool                       // the cache reported the written object deleted
+		want    string                     // resourceVersion seen, "" for none
+	}{
+		{name: "not in the cache yet", written: childObject("a", "5", mine), want: "5"},
+		{name: "cache behind the write", written: childObject("a", "5", mine), cached: childObject("a", "4", mine), want: "5"},
+		{name: "cache caught up", written: childObject("a", "5", mine), cached: childObject("a", "5", mine), want: "5"},
+		{name: "cache ahead", written: childObject("a", "5", mine), cached: childObject("a", "7", mine), want: "7"},
+		{name: "reached the cache between the reads", written: childObject("a", "5", mine),
+			cached: childObject("a", "5", mine), stale: true, want: "5"},
+		{name: "name now another parent's", written: childObject("a", "5", mine),
+			cached: childObject("a", "9", theirs), stale: true},
+		{name: "deleted", written: childObject("a", "5", mine), deleted: true},
+		{name: "only in the cache", cached: childObject("a", "3", mine), want: "3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+			if err := index.RegisterChildIndexes(indexes{store}); err != nil {
+				t.Fatal(err)
+			}
+			r := &Runner{overlay: newWrittenOverlay()}
+			if tt.written != nil {
+				r.overlay.recordChild(0, mine, tt.written.DeepCopy())
+				if tt.deleted {
+					r.overlay.deleted(0, tt.written)
+				}
+			}
+			if tt.cached != nil {
+				if err := store.Add(tt.cached); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var idx cache.Indexer = store
+			if tt.stale {
+				idx = staleIndex{store}
+			}
+			plan := claimPlan{observed: map[int][]*unstructured.Unstructured{}}
+			r.gatherRule(&plan, 0, true, idx, parent, p)
+			var got []string
+			for _, o := range plan.observed[0] {
+				got = append(got, o.GetResourceVersion())
+			}
+			switch {
+			case tt.want == "" && len(got) != 0:
+				t.Errorf("observed versions %v, want none", got)
+			case tt.want != "" && (len(got) != 1 || got[0] != tt.want):
+				t.Errorf("observed versions %v, want [%s]", got, tt.want)
+			}
+			if len(plan.adopt)+len(plan.release) != 0 {
+				t.Errorf("claims planned: adopt %v, release %v", plan.adopt, plan.release)
+			}
+		})
+	}
+}
+
+// TestWaitingParentsWakeOnDelete checks that a parent refused a child name is named once
+// when the object holding the name is deleted, and not after it was forgotten.
+func TestWaitingParentsWakeOnDelete(t *testing.T) {
+	o := newWrittenOverlay()
+	a, b := Request{Key: "ns/a"}, Request{Key: "ns/b"}
+	o.waitFor(0, "ns", "x", a)
+	o.waitFor(0, "ns", "x", b)
+	o.waitFor(0, "ns", "x", a)
+	o.forgetParent(b, "uid-b")
+	holder := childObject("x", "1", "someone")
+	if got := o.deleted(1, holder); len(got) != 0 {
+		t.Errorf("another rule's deletion woke %v", got)
+	}
+	if got := o.deleted(0, holder); len(got) != 1 || got[0] != a {
+		t.Errorf("deletion woke %v, want [%v]", got, a)
+	}
+	if got := o.deleted(0, holder); len(got) != 0 {
+		t.Errorf("second deletion woke %v", got)
+	}
+}
