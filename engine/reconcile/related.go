@@ -85,10 +85,12 @@ func parseRule(path string, m map[string]any, parent *unstructured.Unstructured,
 	r.Resource = res
 	_, hasSel := m["labelSelector"]
 	names, hasNames := m["names"]
-	if hasSel == hasNames {
-		return r, Invalid(path, "exactly one of labelSelector or names is required")
-	}
-	if hasNames {
+	switch {
+	case hasSel && hasNames:
+		return r, Invalid(path, "labelSelector and names are mutually exclusive")
+	case !hasSel && !hasNames:
+		r.Selector = labels.Everything() // every object (of the namespace, when one is given)
+	case hasNames:
 		list, ok := names.([]any)
 		if !ok || len(list) == 0 {
 			return r, Invalid(path+".names", "expected a list of names, got %s", TypeName(names))
@@ -100,8 +102,10 @@ func parseRule(path string, m map[string]any, parent *unstructured.Unstructured,
 			}
 			r.Names = append(r.Names, s)
 		}
-	} else if r.Selector, err = selectorAt(path+".labelSelector", m["labelSelector"]); err != nil {
-		return r, err
+	default:
+		if r.Selector, err = selectorAt(path+".labelSelector", m["labelSelector"]); err != nil {
+			return r, err
+		}
 	}
 	ns, _ := m["namespace"].(string)
 	if v, ok := m["namespace"]; ok && v != nil && ns == "" {

@@ -133,10 +133,8 @@ func TestParseCustomizeRefuses(t *testing.T) {
 		{"not a list", parentIn("ns"), map[string]any{"relatedResources": map[string]any{}}, "relatedResources: expected a list"},
 		{"rule unknown field", parentIn("ns"), map[string]any{"relatedResources": []any{map[string]any{"apiVersion": "v1", "resource": "configmaps", "names": []any{"a"}, "nmes": 1}}},
 			"relatedResources[0].nmes: unknown field"},
-		{"neither names nor selector", parentIn("ns"), map[string]any{"relatedResources": []any{map[string]any{"apiVersion": "v1", "resource": "configmaps"}}},
-			"relatedResources[0]: exactly one of labelSelector or names is required"},
 		{"names and selector", parentIn("ns"), map[string]any{"relatedResources": []any{map[string]any{"apiVersion": "v1", "resource": "configmaps",
-			"names": []any{"a"}, "labelSelector": map[string]any{}}}}, "exactly one of labelSelector or names"},
+			"names": []any{"a"}, "labelSelector": map[string]any{}}}}, "relatedResources[0]: labelSelector and names are mutually exclusive"},
 		{"another namespace", parentIn("ns"), map[string]any{"relatedResources": []any{map[string]any{"apiVersion": "v1", "resource": "configmaps",
 			"names": []any{"a"}, "namespace": "other"}}}, `a namespaced parent's related objects are in its own namespace "ns"`},
 		{"bad selector", parentIn(""), map[string]any{"relatedResources": []any{map[string]any{"apiVersion": "v1", "resource": "configmaps",
@@ -175,6 +173,12 @@ func TestParseCustomizeAccepts(t *testing.T) {
 	if len(rules) != 2 || rules[0].Namespace != "ns" || !slices.Equal(rules[0].Names, []string{"a", "b"}) ||
 		!rules[1].Selector.Matches(labels.Set{"x": "y"}) || rules[1].Namespace != "ns" {
 		t.Fatalf("rules = %+v", rules)
+	}
+	// Neither labelSelector nor names: every object, as Metacontroller selects.
+	all, err := parseCustomize(map[string]any{"relatedResources": []any{
+		map[string]any{"apiVersion": "v1", "resource": "configmaps"}}}, parentIn("ns"), fakeResolver{})
+	if err != nil || len(all) != 1 || !all[0].Selector.Empty() || all[0].Namespace != "ns" {
+		t.Fatalf("a rule of only a resource: %+v, %v", all, err)
 	}
 	if _, err := parseCustomize(map[string]any{"relatedResources": []any{map[string]any{"apiVersion": "v9", "resource": "things",
 		"names": []any{"a"}}}}, parentIn("ns"), fakeResolver{}); err == nil || !strings.Contains(err.Error(), "not served") {
