@@ -126,6 +126,12 @@ func rolloutCondition(parent *unstructured.Unstructured, latest string, s revisi
 	cond := map[string]any{"type": RolledOutCondition, "status": string(metav1.ConditionTrue), "reason": "RolledOut",
 		"message": fmt.Sprintf("every child is on revision %s", latest), "observedGeneration": parent.GetGeneration()}
 	switch {
+	case s.Blocker != nil && s.Pending == 0:
+		// Every child is on the newest revision; one is not ready yet (creation, scale-up,
+		// or the last one of a rollout).
+		cond["status"], cond["reason"] = string(metav1.ConditionFalse), "Waiting"
+		cond["message"] = fmt.Sprintf("revision %s: %d of %d children updated; %s is not ready: %s",
+			latest, s.Updated, s.Total, s.Blocker, s.Why)
 	case s.Blocker != nil:
 		cond["status"], cond["reason"] = string(metav1.ConditionFalse), "Paused"
 		cond["message"] = fmt.Sprintf("revision %s: %d of %d children updated; %s holds the rollout: %s",

@@ -84,8 +84,9 @@ type Step struct {
 	// Blocker is the child holding the rollout, and why, when one does.
 	Blocker *Child
 	Why     string
-	// Updated of Total desired children belong to the latest revision.
-	Updated, Total int
+	// Updated of Total desired children belong to the latest revision; Pending are on older
+	// ones, before the move.
+	Updated, Total, Pending int
 }
 
 // Plan decides the rollout step: when every desired child already on the latest revision
@@ -95,6 +96,11 @@ type Step struct {
 func Plan(latest string, owner map[Child]string, desired []Child, exists func(Child) bool, check Check) Step {
 	var s Step
 	s.Total = len(desired)
+	for _, c := range desired {
+		if o, ok := owner[c]; ok && o != latest {
+			s.Pending++
+		}
+	}
 	for _, c := range desired {
 		if owner[c] != latest {
 			continue
@@ -119,6 +125,7 @@ func Plan(latest string, owner map[Child]string, desired []Child, exists func(Ch
 			owner[c] = latest
 			s.Moved = &c
 			s.Updated++
+			s.Pending--
 			break
 		}
 	}

@@ -72,6 +72,8 @@ func TestPlan(t *testing.T) {
 		{"paused while an updated child is being recreated", map[Child]string{c("p-0"): "new", c("p-1"): "old", c("p-2"): "old"},
 			func(x Child) bool { return x.Name != "p-0" }, "", "", "p-0", 1},
 		{"done", map[Child]string{c("p-0"): "new", c("p-1"): "new", c("p-2"): "new"}, all, "", "", "", 3},
+		{"nothing left to roll, a child not Ready yet", map[Child]string{c("p-0"): "new", c("p-1"): "new", c("p-2"): "new"},
+			all, "p-1", "", "p-1", 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			check := func(x Child) (bool, string) {

@@ -72,7 +72,7 @@ func TestCatSet(t *testing.T) {
 			// web-n is Ready.
 			for n := range 3 {
 				name := cat(n)
-				s.waitRolledOut("False", "Paused", fmt.Sprintf("%d of %d children updated; Cat %s holds the rollout: it has no condition Ready", n+1, n+1, name))
+				s.waitRolledOut("False", "Waiting", fmt.Sprintf("%d of %d children updated; Cat %s is not ready: it has no condition Ready", n+1, n+1, name))
 				if next := s.cats()[cat(n+1)]; next.exists() {
 					t.Fatalf("%s exists while %s is not Ready", cat(n+1), name)
 				}
@@ -136,7 +136,7 @@ func TestCatSet(t *testing.T) {
 			s.waitCats("web-0 recreated", func(c map[string]catState) bool {
 				return c["web-1"].uid == now["web-1"].uid && c["web-0"].updated(before["web-0"], "nginx:1.28")
 			})
-			s.waitRolledOut("False", "Paused", "revision "+second+": 2 of 2 children updated; Cat web-0 holds the rollout: it has no condition Ready")
+			s.waitRolledOut("False", "Waiting", "revision "+second+": 2 of 2 children updated; Cat web-0 is not ready: it has no condition Ready")
 			s.setReady("web-0", "True", "")
 			s.waitRolledOut("True", "RolledOut", "every child is on revision "+second)
 			// Pruned: the old revision has no Cat left.
@@ -145,7 +145,7 @@ func TestCatSet(t *testing.T) {
 			// Scaling up makes no revision either: web-2 comes back with the current template
 			// and its old claim.
 			cs = env.Patch(t, cs, `{"spec":{"replicas":3}}`)
-			s.waitRolledOut("False", "Paused", "revision "+second+": 3 of 3 children updated; Cat web-2 holds the rollout: it has no condition Ready")
+			s.waitRolledOut("False", "Waiting", "revision "+second+": 3 of 3 children updated; Cat web-2 is not ready: it has no condition Ready")
 			s.checkRevisions(second)
 			s.checkCat(cs, 2, "nginx:1.28")
 			if got := s.claimUIDs(); got["www-web-2"] != claims["www-web-2"] {

@@ -99,10 +99,15 @@ func TestRollingRecreateOneAtATime(t *testing.T) {
 			want[fmt.Sprintf("r-%d", i)] = map[bool]string{true: "v2/", false: "v1/"}[i <= step]
 		}
 		waitCopies(t, ns, want)
-		// Paused: the recreated child is not Ready yet, and the next one waits.
+		// Paused: the recreated child is not Ready yet, and the next one waits; the last one,
+		// with nothing left to roll, is waited for.
+		held := "Copy " + name + " holds the rollout"
+		if step == 2 {
+			held = "3 of 3 children updated; Copy " + name + " is not ready"
+		}
 		enginetest.Eventually(t, wait, func() (bool, string) {
 			s, m := rolledOut(t, ns, "r")
-			return s == "False" && strings.Contains(m, "Copy "+name+" holds the rollout"), "RolledOut " + s + ": " + m
+			return s == "False" && strings.Contains(m, held), "RolledOut " + s + ": " + m
 		})
 		time.Sleep(500 * time.Millisecond)
 		waitCopies(t, ns, want)
