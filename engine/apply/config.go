@@ -157,8 +157,8 @@ func normalized(v interface{}) (interface{}, bool) {
 // UpToDate reports whether applying desired for owner onto observed would change nothing
 // this controller cares about, so that no request is needed. It is true exactly when
 //
-//  1. observed's AppliedHashAnnotation equals the hash of the configuration Apply would send
-//     now (so the configuration last applied is the one wanted now: a field the hook stopped
+//  1. observed's AppliedHashAnnotation holds the hash of the configuration Apply would send
+//     now, with or without CreatedHashPrefix (so the configuration last applied is the one wanted now: a field the hook stopped
 //     returning changes the hash, and the apply that follows removes it), and
 //  2. every field of that configuration is present in observed with an equal value (so a
 //     field someone else changed or removed is repaired). Maps are compared key by key, and
@@ -185,13 +185,23 @@ func UpToDate(owner metav1.OwnerReference, desired, observed *unstructured.Unstr
 }
 
 func upToDate(config *unstructured.Unstructured, hash string, observed *unstructured.Unstructured) bool {
-	if observed == nil || observed.GetAnnotations()[AppliedHashAnnotation] != hash {
+	if observed == nil {
+		return false
+	}
+	recorded := observed.GetAnnotations()[AppliedHashAnnotation]
+	if recorded != hash && recorded != CreatedHashPrefix+hash {
 		return false
 	}
 	want := shallowCopy(config.Object)
 	meta := shallowCopy(config.Object["metadata"].(map[string]interface{}))
 	wantRefs := meta["ownerReferences"]
 	delete(meta, "ownerReferences")
+	if recorded != hash {
+		// Created, not applied: the annotation was compared above.
+		annotations := shallowCopy(meta["annotations"].(map[string]interface{}))
+		delete(annotations, AppliedHashAnnotation)
+		meta["annotations"] = annotations
+	}
 	want["metadata"] = meta
 	if !contains(want, observed.Object) {
 		return false

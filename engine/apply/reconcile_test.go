@@ -30,6 +30,16 @@ func TestReconcile(t *testing.T) {
 			return observe(t, ctx, configMaps, ns, name)
 		}
 	}
+	// updated is a child created, then applied over once: no longer a created child.
+	updated := func(data map[string]string) func(*testing.T, string) *unstructured.Unstructured {
+		return func(t *testing.T, name string) *unstructured.Unstructured {
+			first := applied(map[string]string{"v": "first"})(t, name)
+			if _, err := a.Apply(ctx, configMaps, owner, configMap(ns, name, nil, data), first); err != nil {
+				t.Fatal(err)
+			}
+			return observe(t, ctx, configMaps, ns, name)
+		}
+	}
 	deleting := func(data map[string]string) func(*testing.T, string) *unstructured.Unstructured {
 		return func(t *testing.T, name string) *unstructured.Unstructured {
 			applied(data)(t, name)
@@ -85,7 +95,11 @@ func TestReconcile(t *testing.T) {
 		{"Recreate creates a missing child", v1alpha1.ChildUpdateRecreate, missing, want, Created, nil, 1, want},
 		{"Recreate leaves a matching child", v1alpha1.ChildUpdateRecreate, applied(want), want, Unchanged, nil, 0, want},
 		{"Recreate does not delete a child changed since observed", v1alpha1.ChildUpdateRecreate, staleOld, want, Unchanged, ErrConflict, 1, old},
-		{"InPlace updates a differing child", v1alpha1.ChildUpdateInPlace, applied(old), want, Updated, nil, 1, want},
+		// The first update of a created child also makes its fields the field manager's
+		// applied ones: one more request.
+		{"InPlace updates a differing created child", v1alpha1.ChildUpdateInPlace, applied(old), want, Updated, nil, 2, want},
+		{"InPlace updates a differing child", v1alpha1.ChildUpdateInPlace, updated(old), want, Updated, nil, 1, want},
+		{"InPlace leaves a matching updated child", v1alpha1.ChildUpdateInPlace, updated(want), want, Unchanged, nil, 0, want},
 		{"InPlace leaves a matching child", v1alpha1.ChildUpdateInPlace, applied(want), want, Unchanged, nil, 0, want},
 		{"InPlace creates a missing child", v1alpha1.ChildUpdateInPlace, missing, want, Created, nil, 1, want},
 		{"InPlace waits for a deleting child", v1alpha1.ChildUpdateInPlace, deleting(old), want, Skipped, nil, 0, old},

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Apply makes the child desired exist as this controller's child of owner, by server-side
-// apply with force under this Applier's field manager. The applied configuration is desired
+// Apply makes the child desired exist as this controller's child of owner under this
+// Applier's field manager: a plain create when observed is nil, else a server-side apply with
+// force (see create.go for how the two fit together). The configuration written is desired
 // with owner set as its ControllerRef (controller and blockOwnerDeletion true) and the
 // AppliedHashAnnotation recorded; see UpToDate for both. Because the field manager owns
 // exactly the fields of the last configuration, a field the hook stops returning is removed by
@@ -22,16 +22,14 @@ import (
 // so a child deleted, or deleted and recreated by someone else, since it was observed is
 // neither recreated nor written (ErrConflict); a later sync decides again.
 //
-// observed must be nil only when the cache holds no object of that name: Apply with nil
-// observed creates the child or, should the cache lag, writes the same-named live object. The
-// API server refuses that write when the live object has another controller (ErrNotOwned), but
-// a live orphan would be taken over without the selector check claiming does.
+// observed must be nil only when the cache holds no object of that name. Should the cache lag
+// behind an object of that name, the create fails with ErrConflict and nothing is written.
 //
 // Errors: ErrInvalid (bad desired or owner, or a namespace that does not fit res) and
 // ErrNotOwned (the child is controlled by another owner) must not be retried as they are:
 // requeue and claim again; ErrConflict means requeue; anything else comes from the API server
-// (e.g. 422 Invalid when the object fails validation) or the transport and is worth a retry
-// with backoff only if transient.
+// (e.g. 422 Invalid when the object fails validation, or a 404 when its namespace does not
+// exist) or the transport and is worth a retry with backoff only if transient.
 func (a *Applier) Apply(ctx context.Context, res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured) (Action, error) {
 	config, hash, err := configuration(owner, desired)
 	if err != nil {
@@ -49,18 +47,26 @@ func (a *Applier) apply(ctx context.Context, res Resource, owner metav1.OwnerRef
 	if err != nil {
 		return Unchanged, nil, err
 	}
-	action := Created
-	if observed != nil {
-		if err := a.checkObserved(res, owner, config, observed); err != nil {
+	if observed == nil {
+		stored, err := a.create(ctx, res, client, config, hash)
+		if err != nil {
 			return Unchanged, nil, err
 		}
-		if upToDate(config, hash, observed) {
-			return Unchanged, observed, nil
-		}
-		action = Updated
-		// A uid in an apply configuration is a precondition, not a field to set.
-		config.SetUID(observed.GetUID())
+		return Created, stored, nil
 	}
+	if err := a.checkObserved(res, owner, config, observed); err != nil {
+		return Unchanged, nil, err
+	}
+	if upToDate(config, hash, observed) {
+		return Unchanged, observed, nil
+	}
+	if created(observed) {
+		if err := a.adoptCreatedFields(ctx, res, client, observed); err != nil {
+			return Unchanged, nil, err
+		}
+	}
+	// A uid in an apply configuration is a precondition, not a field to set.
+	config.SetUID(observed.GetUID())
 	stored, err := client.Apply(ctx, config.GetName(), config, metav1.ApplyOptions{FieldManager: a.manager, Force: true})
 	if err != nil {
 		if invalidField(err, "metadata.ownerReferences") {
@@ -68,14 +74,9 @@ func (a *Applier) apply(ctx context.Context, res Resource, owner metav1.OwnerRef
 			// another: the cache did not know it yet.
 			return Unchanged, nil, fmt.Errorf("apply %s: %w: %w", describe(res, config), ErrNotOwned, err)
 		}
-		if observed == nil && apierrors.IsNotFound(err) {
-			// Creating: it is not the object that is missing but what it lives in (its
-			// namespace), which no requeue brings back.
-			return Unchanged, nil, fmt.Errorf("apply %s: %w", describe(res, config), err)
-		}
 		return Unchanged, nil, classify("apply", res, config, err)
 	}
-	return action, stored, nil
+	return Updated, stored, nil
 }
 
 // checkObserved refuses to write over an observed object that is not the desired one or is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,9 +35,13 @@ func TestApplyCreatesUpdatesAndRemovesDroppedFields(t *testing.T) {
 	if live.GetAnnotations()[AppliedHashAnnotation] == "" {
 		t.Errorf("no %s annotation", AppliedHashAnnotation)
 	}
+	if got := live.GetAnnotations()[AppliedHashAnnotation]; !strings.HasPrefix(got, CreatedHashPrefix) {
+		t.Errorf("%s = %q after a create, want the prefix %q", AppliedHashAnnotation, got, CreatedHashPrefix)
+	}
+	// Made by a plain create: the server records the fields under an Update entry.
 	managers := managersOf(t, ctx, configMaps, ns, "child")
-	if managers["metascript/test"] != metav1.ManagedFieldsOperationApply {
-		t.Errorf("managedFields = %v, want metascript/test with operation Apply", managers)
+	if managers["metascript/test"] != metav1.ManagedFieldsOperationUpdate {
+		t.Errorf("managedFields = %v, want metascript/test with operation Update", managers)
 	}
 
 	// The hook stops returning the label tier and the key drop, and adds a key.
@@ -51,6 +56,13 @@ func TestApplyCreatesUpdatesAndRemovesDroppedFields(t *testing.T) {
 	}
 	if got, want := live.GetLabels(), map[string]string{"app": "a"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("labels after update = %v, want %v", got, want)
+	}
+	managers = managersOf(t, ctx, configMaps, ns, "child")
+	if len(managers) != 1 || managers["metascript/test"] != metav1.ManagedFieldsOperationApply {
+		t.Errorf("managedFields = %v after an apply, want only metascript/test with operation Apply", managers)
+	}
+	if got := live.GetAnnotations()[AppliedHashAnnotation]; strings.HasPrefix(got, CreatedHashPrefix) {
+		t.Errorf("%s = %q after an apply, want no prefix", AppliedHashAnnotation, got)
 	}
 
 	// Only dropping a field: everything desired is already in place, yet the field must go.
@@ -206,7 +218,8 @@ func TestApplyRefusesWhatItMustNotWrite(t *testing.T) {
 		want     error // with no request sent when observed is given
 	}{
 		{"observed controlled by another owner", configMaps, owner, configMap(ns, "foreign", nil, map[string]string{"k": "v"}), foreign, ErrNotOwned},
-		{"stale cache: a child of another owner exists", configMaps, owner, configMap(ns, "foreign", nil, map[string]string{"k": "v"}), nil, ErrNotOwned},
+		// A create over an object the cache did not know: whoever owns it, claiming decides.
+		{"stale cache: a child of another owner exists", configMaps, owner, configMap(ns, "foreign", nil, map[string]string{"k": "v"}), nil, ErrConflict},
 		{"desired names another controller", configMaps, owner, namedOther, nil, ErrInvalid},
 		{"namespaced child without namespace", configMaps, owner, configMap("", "child", nil, nil), nil, ErrInvalid},
 		{"cluster-scoped child with namespace", clusterWidgets, owner, obj("test.metascript.dev/v1", "ClusterWidget", ns, "child"), nil, ErrInvalid},
@@ -273,4 +286,46 @@ func managersOf(t *testing.T, ctx context.Context, res Resource, namespace, name
 		m[f.Manager] = f.Operation
 	}
 	return m
+}
+
+// TestApplyOverACreatedChildOthersWrote: when another manager wrote a created child before
+// its first apply, the created fields still become the field manager's applied ones (read and
+// rewritten), so a field the hook drops goes and the other manager's field stays.
+func TestApplyOverACreatedChildOthersWrote(t *testing.T) {
+	ctx := integration(t)
+	ns := newNamespace(t, ctx)
+	owner := newParent(t, ctx, ns, "parent")
+	a := New(counted, "test")
+
+	if _, err := a.Apply(ctx, configMaps, owner, configMap(ns, "child", nil, map[string]string{"keep": "1", "drop": "2"}), nil); err != nil {
+		t.Fatal(err)
+	}
+	theirs := configMap(ns, "child", map[string]string{"someone": "else"}, nil)
+	if _, err := plain.Resource(configMaps.GVR).Namespace(ns).Apply(ctx, "child", theirs, metav1.ApplyOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+	live := observe(t, ctx, configMaps, ns, "child")
+	var action Action
+	var err error
+	n := requests(func() {
+		action, err = a.Apply(ctx, configMaps, owner, configMap(ns, "child", nil, map[string]string{"keep": "1"}), live)
+	})
+	if err != nil || action != Updated {
+		t.Fatalf("Apply = %v, %v; want Updated", action, err)
+	}
+	// The patch counting on a lone entry fails, then a read, a patch and the apply.
+	if n != 4 {
+		t.Errorf("Apply sent %d requests, want 4", n)
+	}
+	live = observe(t, ctx, configMaps, ns, "child")
+	if got, want := dataOf(t, live), map[string]string{"keep": "1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("data = %v, want %v", got, want)
+	}
+	if got := live.GetLabels()["someone"]; got != "else" {
+		t.Errorf("the other manager's label = %q, want it kept", got)
+	}
+	want := map[string]metav1.ManagedFieldsOperationType{"metascript/test": metav1.ManagedFieldsOperationApply, "someone-else": metav1.ManagedFieldsOperationApply}
+	if got := managersOf(t, ctx, configMaps, ns, "child"); !reflect.DeepEqual(got, want) {
+		t.Errorf("managedFields = %v, want %v", got, want)
+	}
 }

@@ -299,7 +299,7 @@ func TestDecoratorWriteRefusedIsReported(t *testing.T) {
 		return enginetest.Condition(b, "Synced") == "False"
 	})
 	msg := conditionMessage(got, "Synced")
-	if !strings.Contains(msg, "ConfigMap "+ns+"/deco-refused-a") || !strings.Contains(msg, "expected string") {
+	if !strings.Contains(msg, "ConfigMap "+ns+"/deco-refused-a") || !refusedAsNotAString(msg) {
 		t.Fatalf("Synced message %q does not name the object and the server's message", msg)
 	}
 	if got.GetLabels()["set"] != "yes" {
