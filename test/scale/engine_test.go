@@ -234,3 +234,26 @@ func peakRSS(pid int) (int64, error) {
 	}
 	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
 }
+
+// machineCPU is the CPU time every processor of the machine has spent busy, and the time
+// the hypervisor gave to other guests (steal), in seconds, from /proc/stat: with the
+// processes measured subtracted, what else ran on the machine meanwhile.
+func machineCPU() (busy, steal float64, err error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("/proc/stat: %q", line)
+	}
+	var v [8]uint64
+	for i := range v {
+		if v[i], err = strconv.ParseUint(f[i+1], 10, 64); err != nil {
+			return 0, 0, err
+		}
+	}
+	busy = float64(v[0]+v[1]+v[2]+v[5]+v[6]) / clockTicks
+	return busy, float64(v[7]) / clockTicks, nil
+}

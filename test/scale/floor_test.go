@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	applycorev1 "k8s.io/client-go/applyconfigurations/core/v1"
+	applymetav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -29,9 +31,10 @@ func parentName(i int) string { return fmt.Sprintf("fanout-%05d", i) }
 // must send for the same result, with the same number of workers sharing one client. Per
 // parent it creates each child ConfigMap, shaped and labelled as the engine's and controlled
 // by the parent, then writes the parent's status with one merge patch (a patch needs no
-// resourceVersion, so no read). It returns the time from the first request to the last
+// resourceVersion, so no read). With apply it writes the children by server-side apply, as the
+// engine does, instead of create. It returns the time from the first request to the last
 // response.
-func runFloor(ctx context.Context, cfg *rest.Config, ns string, parents []parent, children, workers int) (time.Duration, error) {
+func runFloor(ctx context.Context, cfg *rest.Config, ns string, parents []parent, children, workers int, apply bool) (time.Duration, error) {
 	status := []byte(fmt.Sprintf(`{"status":{"children":%d,"observedGeneration":1}}`, children))
 	return enginetest.BareWrites(ctx, cfg, workers, len(parents), func(ctx context.Context, c kubernetes.Interface, i int) error {
 		p := parents[i]
@@ -40,10 +43,19 @@ func runFloor(ctx context.Context, cfg *rest.Config, ns string, parents []parent
 		ref := metav1.OwnerReference{APIVersion: "bench.metascript.dev/v1", Kind: "Fanout", Name: p.name, UID: p.uid,
 			Controller: &yes, BlockOwnerDeletion: &yes}
 		for j := range children {
+			name, data := fmt.Sprintf("%s-%d", p.name, j), map[string]string{"parent": p.name, "index": fmt.Sprint(j)}
+			if apply {
+				cm := applycorev1.ConfigMap(name, ns).WithLabels(labels).WithData(data).WithOwnerReferences(
+					applymetav1.OwnerReference().WithAPIVersion(ref.APIVersion).WithKind(ref.Kind).WithName(ref.Name).
+						WithUID(ref.UID).WithController(true).WithBlockOwnerDeletion(true))
+				if _, err := c.CoreV1().ConfigMaps(ns).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: "floor", Force: true}); err != nil {
+					return err
+				}
+				continue
+			}
 			cm := &corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", p.name, j), Labels: labels,
-					OwnerReferences: []metav1.OwnerReference{ref}},
-				Data: map[string]string{"parent": p.name, "index": fmt.Sprint(j)},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, OwnerReferences: []metav1.OwnerReference{ref}},
+				Data:       data,
 			}
 			if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 				return err

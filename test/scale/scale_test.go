@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,7 @@ var (
 	flagChildren = flag.Int("children", 5, "ConfigMap children per parent")
 	flagWorkers  = flag.Int("workers", 5, "engine workers, and goroutines of the floor program")
 	flagPprof    = flag.Bool("pprof", false, "save 30 s CPU profiles of the engine and the API server from the engine's cold start")
+	flagApply    = flag.Bool("floor-apply", false, "the floor writes the children by server-side apply, as the engine does, instead of create")
 	flagAuditLog = flag.String("audit-log", "", "keep the API server's audit log in this file (default: a temporary file, removed)")
 )
 
@@ -71,7 +73,7 @@ const profileSeconds = 30
 
 type params struct {
 	parents, children, workers int
-	pprof                      bool
+	pprof, floorApply          bool
 }
 
 // phase is what one stretch of the run cost.
@@ -81,6 +83,9 @@ type phase struct {
 	requests              requests
 	engineCPU             float64 // seconds
 	apiserverCPU, etcdCPU float64 // seconds
+	selfCPU               float64 // the test process: the floor program and the watches
+	otherCPU, steal       float64 // the rest of the machine, and time stolen by the hypervisor
+	wall                  time.Duration
 	samples               []sample
 }
 
@@ -101,7 +106,7 @@ func TestScale(t *testing.T) {
 	if !set {
 		t.Skip("the scale benchmark runs with -parents=N or METASCRIPT_SCALE=1 (make bench-scale)")
 	}
-	r := run(t, params{*flagParents, *flagChildren, *flagWorkers, *flagPprof})
+	r := run(t, params{*flagParents, *flagChildren, *flagWorkers, *flagPprof, *flagApply})
 	if r != nil {
 		report(t, r)
 	}
@@ -158,6 +163,8 @@ type mark struct {
 	at                      time.Time
 	audit                   int64 // the audit log's size
 	apiserver, etcd, engine float64
+	self                    float64 // this process: the floor program and the watches
+	busy, steal             float64 // the whole machine
 }
 
 func (b *bench) mark() mark {
@@ -175,6 +182,12 @@ func (b *bench) mark() mark {
 			b.t.Fatal(err)
 		}
 	}
+	if m.self, err = cpuSeconds(os.Getpid()); err != nil {
+		b.t.Fatal(err)
+	}
+	if m.busy, m.steal, err = machineCPU(); err != nil {
+		b.t.Fatal(err)
+	}
 	if m.audit, err = b.audit.size(); err != nil {
 		b.t.Fatal(err)
 	}
@@ -184,6 +197,9 @@ func (b *bench) mark() mark {
 // costs fills ph's CPU times from two marks.
 func (ph *phase) costs(from, to mark) {
 	ph.apiserverCPU, ph.etcdCPU, ph.engineCPU = to.apiserver-from.apiserver, to.etcd-from.etcd, to.engine-from.engine
+	ph.selfCPU, ph.steal = to.self-from.self, to.steal-from.steal
+	ph.otherCPU = (to.busy - from.busy) - ph.apiserverCPU - ph.etcdCPU - ph.engineCPU - ph.selfCPU
+	ph.wall = to.at.Sub(from.at)
 }
 
 // read counts the requests logged up to m.
@@ -284,7 +300,7 @@ func run(t *testing.T, p params) *result {
 	start := b.mark()
 	obs.begin(ctx)
 	phaseCtx, phaseCancel := context.WithTimeout(ctx, timeout)
-	r.floorProgram, err = runFloor(phaseCtx, floorCfg, "floor", parents, p.children, p.workers)
+	r.floorProgram, err = runFloor(phaseCtx, floorCfg, "floor", parents, p.children, p.workers, p.floorApply)
 	if err != nil {
 		t.Fatalf("the floor program: %v", err)
 	}
@@ -596,7 +612,11 @@ func report(t *testing.T, r *result) {
 	w("%d parents × %d children = %d ConfigMaps, %d workers, client rate unlimited; requests from the API server's audit log",
 		p.parents, p.children, p.parents*p.children, p.workers)
 	w("  %-30s %9s %9s %8s %11s %15s %15s %9s", "", "time", "requests", "writes", "engine CPU", "engine peak RSS", "API server CPU", "etcd CPU")
-	w("  %-30s %8.2fs %9d %8d %11s %15s %14.2fs %8.2fs", "floor (bare client-go)",
+	floorName := "floor (client-go, create)"
+	if p.floorApply {
+		floorName = "floor (client-go, apply)"
+	}
+	w("  %-30s %8.2fs %9d %8d %11s %15s %14.2fs %8.2fs", floorName,
 		r.floor.took.Seconds(), ft, fw, "-", "-", r.floor.apiserverCPU, r.floor.etcdCPU)
 	w("  %-30s %8.2fs %9d %8d %10.2fs %11.1f MiB %14.2fs %8.2fs", "engine, cold start to converged",
 		r.engine.took.Seconds(), et, ew, r.engine.engineCPU, float64(r.peakRSS)/(1<<20), r.engine.apiserverCPU, r.engine.etcdCPU)
@@ -619,6 +639,19 @@ func report(t *testing.T, r *result) {
 		w("  CPU profiles (%d s from the engine's start): %s, %s", profileSeconds, r.engineProfile, r.apiserverProfile)
 	}
 	t.Log("scale:\n" + s.String())
+
+	s.Reset()
+	w("  %-32s %7s %11s %9s %8s %13s %16s %7s", "", "wall", "API server", "etcd", "engine", "test process", "other processes", "steal")
+	for _, ph := range []struct {
+		name string
+		ph   phase
+	}{{"floor", r.floor}, {"engine, cold start to converged", r.engine}, {"engine, converged to settled", r.tail}, {"engine, no-op resync", r.resync}} {
+		w("  %-32s %6.2fs %10.2fs %8.2fs %7.2fs %12.2fs %15.2fs %6.2fs", ph.name, ph.ph.wall.Seconds(),
+			ph.ph.apiserverCPU, ph.ph.etcdCPU, ph.ph.engineCPU, ph.ph.selfCPU, ph.ph.otherCPU, ph.ph.steal)
+	}
+	w("  (the machine has %d CPUs; test process: the floor program, the watches and this test; other processes: whatever else ran", runtime.NumCPU())
+	w("   meanwhile, which makes the run noisy when large)")
+	t.Log("CPU seconds by process, per phase:\n" + s.String())
 
 	s.Reset()
 	for _, ph := range []struct {
