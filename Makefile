@@ -13,7 +13,7 @@ CONVERGE_FLAGS ?=
 # bench-scale's own default scale, unless PARENTS or CHILDREN is given (command line or environment)
 SCALE_PARENTS = $(if $(filter file,$(origin PARENTS)),2000,$(PARENTS))
 SCALE_CHILDREN = $(if $(filter file,$(origin CHILDREN)),5,$(CHILDREN))
-# e.g. SCALE_FLAGS='-pprof' (CPU profiles of the engine and the API server)
+# e.g. SCALE_FLAGS='-pprof' (CPU profiles), '-floor-apply' or '-floor-child-writers=8' (floor variants)
 SCALE_FLAGS ?=
 
 .PHONY: help build generate controlplane cluster-up cluster-down demo test test-unit test-race \

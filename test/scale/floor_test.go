@@ -2,6 +2,7 @@ package scale
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -27,14 +28,22 @@ type parent struct {
 
 func parentName(i int) string { return fmt.Sprintf("fanout-%05d", i) }
 
+// floorOptions vary how the floor writes a parent's children.
+type floorOptions struct {
+	// apply writes them by server-side apply, as the engine does, instead of create.
+	apply bool
+	// childWriters is how many of one parent's children are written at once; below 2, one by
+	// one. The engine writes up to 8 at once.
+	childWriters int
+}
+
 // runFloor is the floor: the least a hand-written controller that already knows every parent
 // must send for the same result, with the same number of workers sharing one client. Per
 // parent it creates each child ConfigMap, shaped and labelled as the engine's and controlled
 // by the parent, then writes the parent's status with one merge patch (a patch needs no
-// resourceVersion, so no read). With apply it writes the children by server-side apply, as the
-// engine does, instead of create. It returns the time from the first request to the last
+// resourceVersion, so no read). It returns the time from the first request to the last
 // response.
-func runFloor(ctx context.Context, cfg *rest.Config, ns string, parents []parent, children, workers int, apply bool) (time.Duration, error) {
+func runFloor(ctx context.Context, cfg *rest.Config, ns string, parents []parent, children, workers int, opts floorOptions) (time.Duration, error) {
 	status := []byte(fmt.Sprintf(`{"status":{"children":%d,"observedGeneration":1}}`, children))
 	return enginetest.BareWrites(ctx, cfg, workers, len(parents), func(ctx context.Context, c kubernetes.Interface, i int) error {
 		p := parents[i]
@@ -42,24 +51,24 @@ func runFloor(ctx context.Context, cfg *rest.Config, ns string, parents []parent
 		yes := true
 		ref := metav1.OwnerReference{APIVersion: "bench.metascript.dev/v1", Kind: "Fanout", Name: p.name, UID: p.uid,
 			Controller: &yes, BlockOwnerDeletion: &yes}
-		for j := range children {
+		write := func(j int) error {
 			name, data := fmt.Sprintf("%s-%d", p.name, j), map[string]string{"parent": p.name, "index": fmt.Sprint(j)}
-			if apply {
+			if opts.apply {
 				cm := applycorev1.ConfigMap(name, ns).WithLabels(labels).WithData(data).WithOwnerReferences(
 					applymetav1.OwnerReference().WithAPIVersion(ref.APIVersion).WithKind(ref.Kind).WithName(ref.Name).
 						WithUID(ref.UID).WithController(true).WithBlockOwnerDeletion(true))
-				if _, err := c.CoreV1().ConfigMaps(ns).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: "floor", Force: true}); err != nil {
-					return err
-				}
-				continue
+				_, err := c.CoreV1().ConfigMaps(ns).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: "floor", Force: true})
+				return err
 			}
 			cm := &corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, OwnerReferences: []metav1.OwnerReference{ref}},
 				Data:       data,
 			}
-			if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-				return err
-			}
+			_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+			return err
+		}
+		if err := writeAll(children, opts.childWriters, write); err != nil {
+			return err
 		}
 		// The core client's REST client reaches any path; the status write goes over the same
 		// connection as the creates.
@@ -67,6 +76,33 @@ func runFloor(ctx context.Context, cfg *rest.Config, ns string, parents []parent
 			AbsPath("/apis/bench.metascript.dev/v1/namespaces", ns, "fanouts", p.name, "status").
 			Body(status).Do(ctx).Error()
 	})
+}
+
+// writeAll calls write(j) for j in [0, n), at most atOnce at a time, and returns
+// the first error.
+func writeAll(n, atOnce int, write func(j int) error) error {
+	if atOnce < 2 {
+		for j := range n {
+			if err := write(j); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, n)
+	sem := make(chan struct{}, atOnce)
+	var wg sync.WaitGroup
+	for j := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[j] = write(j)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // createParents creates n Fanouts in ns with workers goroutines and returns them in order.

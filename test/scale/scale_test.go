@@ -46,6 +46,7 @@ var (
 	flagWorkers  = flag.Int("workers", 5, "engine workers, and goroutines of the floor program")
 	flagPprof    = flag.Bool("pprof", false, "save 30 s CPU profiles of the engine and the API server from the engine's cold start")
 	flagApply    = flag.Bool("floor-apply", false, "the floor writes the children by server-side apply, as the engine does, instead of create")
+	flagWriters  = flag.Int("floor-child-writers", 1, "how many of a parent's children the floor writes at once (the engine: up to 8)")
 	flagAuditLog = flag.String("audit-log", "", "keep the API server's audit log in this file (default: a temporary file, removed)")
 )
 
@@ -73,7 +74,8 @@ const profileSeconds = 30
 
 type params struct {
 	parents, children, workers int
-	pprof, floorApply          bool
+	pprof                      bool
+	floor                      floorOptions
 }
 
 // phase is what one stretch of the run cost.
@@ -106,7 +108,7 @@ func TestScale(t *testing.T) {
 	if !set {
 		t.Skip("the scale benchmark runs with -parents=N or METASCRIPT_SCALE=1 (make bench-scale)")
 	}
-	r := run(t, params{*flagParents, *flagChildren, *flagWorkers, *flagPprof, *flagApply})
+	r := run(t, params{*flagParents, *flagChildren, *flagWorkers, *flagPprof, floorOptions{*flagApply, *flagWriters}})
 	if r != nil {
 		report(t, r)
 	}
@@ -300,7 +302,7 @@ func run(t *testing.T, p params) *result {
 	start := b.mark()
 	obs.begin(ctx)
 	phaseCtx, phaseCancel := context.WithTimeout(ctx, timeout)
-	r.floorProgram, err = runFloor(phaseCtx, floorCfg, "floor", parents, p.children, p.workers, p.floorApply)
+	r.floorProgram, err = runFloor(phaseCtx, floorCfg, "floor", parents, p.children, p.workers, p.floor)
 	if err != nil {
 		t.Fatalf("the floor program: %v", err)
 	}
@@ -613,7 +615,7 @@ func report(t *testing.T, r *result) {
 		p.parents, p.children, p.parents*p.children, p.workers)
 	w("  %-30s %9s %9s %8s %11s %15s %15s %9s", "", "time", "requests", "writes", "engine CPU", "engine peak RSS", "API server CPU", "etcd CPU")
 	floorName := "floor (client-go, create)"
-	if p.floorApply {
+	if p.floor.apply {
 		floorName = "floor (client-go, apply)"
 	}
 	w("  %-30s %8.2fs %9d %8d %11s %15s %14.2fs %8.2fs", floorName,
@@ -627,6 +629,7 @@ func report(t *testing.T, r *result) {
 		r.tail.took.Seconds(), tt, tw, r.tail.engineCPU, "", r.tail.apiserverCPU, r.tail.etcdCPU)
 	w("  %-30s %8.2fs %9d %8d %10.2fs %15s %14.2fs %8.2fs", "engine, no-op resync",
 		r.resync.took.Seconds(), rt, rw, r.resync.engineCPU, "", r.resync.apiserverCPU, r.resync.etcdCPU)
+	w("  the floor writes %d of a parent's children at a time (-floor-child-writers); the engine up to 8", max(1, p.floor.childWriters))
 	w("  time is until the test's watches saw every parent's status and children; the floor program itself took %.2fs",
 		r.floorProgram.Seconds())
 	w("  first child seen after: floor %.2fs, engine %.2fs (process start, cache sync, first syncs)",
