@@ -44,7 +44,7 @@ var (
 	flagParents  = flag.Int("parents", 2000, "parents (TestScale runs only when this flag or METASCRIPT_SCALE is set)")
 	flagChildren = flag.Int("children", 5, "ConfigMap children per parent")
 	flagWorkers  = flag.Int("workers", 5, "engine workers, and goroutines of the floor program")
-	flagPprof    = flag.Bool("pprof", false, "save 30 s CPU profiles of the engine and the API server from the engine's cold start")
+	flagPprof    = flag.Bool("pprof", false, "save 30 s CPU profiles of the API server from the floor's start, and of the engine and the API server from the engine's start")
 	flagApply    = flag.Bool("floor-apply", false, "the floor writes the children by server-side apply, as the engine does, instead of create")
 	flagWriters  = flag.Int("floor-child-writers", 1, "how many of a parent's children the floor writes at once (the engine: up to 8)")
 	flagAuditLog = flag.String("audit-log", "", "keep the API server's audit log in this file (default: a temporary file, removed)")
@@ -92,14 +92,14 @@ type phase struct {
 }
 
 type result struct {
-	p                               params
-	floorProgram                    time.Duration // the floor program's own time, first request to last response
-	floor, engine                   phase         // floor and engine to convergence
-	tail                            phase         // the engine from convergence until settled
-	resync                          phase         // a no-op resync of every parent
-	resyncReconciles                float64
-	peakRSS                         int64 // the engine's, bytes
-	engineProfile, apiserverProfile string
+	p                params
+	floorProgram     time.Duration // the floor program's own time, first request to last response
+	floor, engine    phase         // floor and engine to convergence
+	tail             phase         // the engine from convergence until settled
+	resync           phase         // a no-op resync of every parent
+	resyncReconciles float64
+	peakRSS          int64    // the engine's, bytes
+	profiles         []string // files
 }
 
 func TestScale(t *testing.T) {
@@ -151,13 +151,13 @@ func phaseTimeout(p params) time.Duration {
 
 // bench is the run's control plane and what it reads at phase boundaries.
 type bench struct {
-	t                *testing.T
-	cp               *controlplane.ControlPlane
-	admin            dynamic.Interface
-	audit            *auditLog
-	apiserver, etcd  int // process IDs
-	engine           *engineProcess
-	engineStartedCPU float64
+	t               *testing.T
+	cp              *controlplane.ControlPlane
+	admin           dynamic.Interface
+	audit           *auditLog
+	apiserver, etcd int // process IDs
+	engine          *engineProcess
+	pprofDir        string // where -pprof's profiles go
 }
 
 // mark is the state of the run at one instant.
@@ -299,6 +299,13 @@ func run(t *testing.T, p params) *result {
 		t.Fatal(err)
 	}
 	b.read(b.mark()) // the set-up's requests
+	profiled := make(chan error, 3)
+	if p.pprof {
+		if b.pprofDir, err = os.MkdirTemp("", "scale-pprof-"); err != nil {
+			t.Fatal(err)
+		}
+		r.profiles = append(r.profiles, b.profileAPIServer(ctx, "floor", profiled))
+	}
 	start := b.mark()
 	obs.begin(ctx)
 	phaseCtx, phaseCancel := context.WithTimeout(ctx, timeout)
@@ -321,6 +328,11 @@ func run(t *testing.T, p params) *result {
 	time.Sleep(500 * time.Millisecond)
 	end.audit, _ = b.audit.size()
 	r.floor.requests = b.read(end)
+	if p.pprof {
+		if err := <-profiled; err != nil {
+			t.Errorf("profile: %v", err)
+		}
+	}
 	b.deleteAll(ctx, "floor")
 
 	// The engine, from a cold start: the controller and every parent exist, no child does.
@@ -344,9 +356,10 @@ func run(t *testing.T, p params) *result {
 		t.Fatal(err)
 	}
 	defer b.engine.stop()
-	profiled := make(chan error, 2)
 	if p.pprof {
-		r.engineProfile, r.apiserverProfile = b.profiles(ctx, dir, profiled)
+		file := filepath.Join(b.pprofDir, "engine.cpu.pprof")
+		go func() { profiled <- b.engine.profile(ctx, profileSeconds, file) }()
+		r.profiles = append(r.profiles, file, b.profileAPIServer(ctx, "engine", profiled))
 	}
 	phaseCtx, phaseCancel = context.WithTimeout(ctx, timeout)
 	defer phaseCancel()
@@ -577,25 +590,20 @@ func (b *bench) warmWatchCaches(ctx context.Context, gvrs ...schema.GroupVersion
 	}
 }
 
-// profiles starts 30 s CPU profiles of the engine and the API server, each sending its error
-// (or nil) to done, and returns the files they are written to.
-func (b *bench) profiles(ctx context.Context, dir string, done chan<- error) (engineFile, apiserverFile string) {
-	out, err := os.MkdirTemp("", "scale-pprof-")
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	engineFile, apiserverFile = filepath.Join(out, "engine.cpu.pprof"), filepath.Join(out, "kube-apiserver.cpu.pprof")
-	go func() { done <- b.engine.profile(ctx, profileSeconds, engineFile) }()
+// profileAPIServer starts a CPU profile of the API server of profileSeconds, named after
+// phase, that sends its error (or nil) to done, and returns its file.
+func (b *bench) profileAPIServer(ctx context.Context, phase string, done chan<- error) string {
+	file := filepath.Join(b.pprofDir, "kube-apiserver."+phase+".cpu.pprof")
 	kube := kubernetes.NewForConfigOrDie(b.cp.Config)
 	go func() {
 		data, err := kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
 			Param("seconds", fmt.Sprint(profileSeconds)).DoRaw(ctx)
 		if err == nil {
-			err = os.WriteFile(apiserverFile, data, 0o644)
+			err = os.WriteFile(file, data, 0o644)
 		}
 		done <- err
 	}()
-	return engineFile, apiserverFile
+	return file
 }
 
 // report logs the run's numbers.
@@ -638,8 +646,8 @@ func report(t *testing.T, r *result) {
 		1000*r.engine.engineCPU/float64(p.parents), r.resyncReconciles, 1000*r.resync.engineCPU/r.resyncReconciles)
 	_, _, resyncWrites := requestTotals(r.resync.requests[engineUser], func(res string) bool { return res != "compositecontrollers/status" })
 	w("  no-op resync writes to parents, children and events: %d (must be 0)", resyncWrites)
-	if r.engineProfile != "" {
-		w("  CPU profiles (%d s from the engine's start): %s, %s", profileSeconds, r.engineProfile, r.apiserverProfile)
+	if len(r.profiles) > 0 {
+		w("  CPU profiles, %d s from the start of the floor and of the engine: %s", profileSeconds, strings.Join(r.profiles, " "))
 	}
 	t.Log("scale:\n" + s.String())
 
