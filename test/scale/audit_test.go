@@ -70,8 +70,11 @@ func (a *auditLog) readTo(end int64) (requests, error) {
 		line, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			// An event longer than the buffer: not one this policy writes, but read it whole.
-			rest, err2 := r.ReadBytes('\n')
-			line, err = append(append([]byte(nil), line...), rest...), err2
+			// The slice is the reader's buffer, which the next read overwrites: copy it first.
+			line = append([]byte(nil), line...)
+			var rest []byte
+			rest, err = r.ReadBytes('\n')
+			line = append(line, rest...)
 		}
 		if err == io.EOF {
 			return out, nil // a partial line: not advanced past
@@ -117,18 +120,6 @@ func (a *auditLog) count(out requests, ev *auditEvent) {
 		out[user] = map[requestKind]int{}
 	}
 	out[user][k]++
-}
-
-// add adds r's counts to into.
-func (r requests) add(other requests) {
-	for user, kinds := range other {
-		if r[user] == nil {
-			r[user] = map[requestKind]int{}
-		}
-		for k, n := range kinds {
-			r[user][k] += n
-		}
-	}
 }
 
 func isWrite(verb string) bool {
