@@ -10,9 +10,14 @@ CHILDREN ?= 5
 INPUTS ?= 1000
 # e.g. CONVERGE_FLAGS='-workers=8 -qps=1000 -burst=2000' (defaults: metascript run's 4, 50, 100)
 CONVERGE_FLAGS ?=
+# bench-scale's own default scale, unless PARENTS or CHILDREN is given (command line or environment)
+SCALE_PARENTS = $(if $(filter file,$(origin PARENTS)),2000,$(PARENTS))
+SCALE_CHILDREN = $(if $(filter file,$(origin CHILDREN)),5,$(CHILDREN))
+# e.g. SCALE_FLAGS='-pprof' (CPU profiles), '-floor-apply' or '-floor-child-writers=8' (floor variants)
+SCALE_FLAGS ?=
 
 .PHONY: help build generate controlplane cluster-up cluster-down demo test test-unit test-race \
-        test-integration test-e2e vet bench bench-hooks bench-converge bench-map clean
+        test-integration test-e2e vet bench bench-hooks bench-converge bench-map bench-scale clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -57,6 +62,9 @@ bench-hooks: ## hook calls (go, starlark, javascript, webhook; 10 and 1000 child
 
 bench-converge: controlplane ## PARENTS x CHILDREN from cold start vs a bare client-go program
 	$(GO) test -count=1 -timeout 30m -run '^TestConverge$$' -v ./test/converge/ -parents=$(PARENTS) -children=$(CHILDREN) $(CONVERGE_FLAGS)
+
+bench-scale: controlplane ## PARENTS x CHILDREN (default 2000 x 5): the engine as a process vs the client-go floor, by the audit log and CPU
+	$(GO) test -count=1 -timeout 120m -run '^TestScale$$' -v ./test/scale/ -parents=$(SCALE_PARENTS) -children=$(SCALE_CHILDREN) $(SCALE_FLAGS)
 
 bench-map: controlplane ## a MapController with INPUTS inputs under one parent: cold start vs bare client-go, one-input changes
 	$(GO) test -count=1 -timeout 30m -run '^TestMapBench$$' -v ./test/mapbench/ -inputs=$(INPUTS)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -29,6 +30,7 @@ type engineFlags struct {
 	burst          int
 	metricsAddr    string
 	healthAddr     string
+	pprofAddr      string
 	logLevel       string
 	cacheSize      int
 	defaults       budgetFlags
@@ -78,6 +80,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	fs.IntVar(&f.burst, "burst", 100, "API client burst")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", ":9090", "address of /metrics; empty disables")
 	fs.StringVar(&f.healthAddr, "health-addr", ":9091", "address of /healthz and /readyz; empty disables")
+	fs.StringVar(&f.pprofAddr, "pprof-addr", "", "address of net/http/pprof's /debug/pprof/; empty (the default) disables")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&f.cacheSize, "compile-cache-size", 512, "compiled programs kept in memory")
 	addBudgetFlags(fs, &f.defaults, &f.ceilings)
@@ -174,12 +177,44 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 }
 
 func startServers(f *engineFlags, eng *engine.Engine, log *slog.Logger) []*http.Server {
-	var servers []*http.Server
-	start := func(addr string, h http.Handler) {
-		if addr == "" {
-			return
+	// One server per distinct address, so that any of the endpoints may share one.
+	muxes := map[string]*http.ServeMux{}
+	var addrs []string
+	mux := func(addr string) *http.ServeMux {
+		if muxes[addr] == nil {
+			muxes[addr] = http.NewServeMux()
+			addrs = append(addrs, addr)
 		}
-		s := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		return muxes[addr]
+	}
+	if f.metricsAddr != "" {
+		mux(f.metricsAddr).Handle("/metrics", promhttp.HandlerFor(eng.Metrics.Registry, promhttp.HandlerOpts{}))
+	}
+	if f.healthAddr != "" {
+		health := mux(f.healthAddr)
+		health.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+		health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+			if !eng.Ready() {
+				http.Error(w, "controllers not started yet", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprintln(w, "ok")
+		})
+	}
+	if f.pprofAddr != "" {
+		// Registered explicitly: importing net/http/pprof for its side effect would serve the
+		// profiles on http.DefaultServeMux, which nothing here serves.
+		p := mux(f.pprofAddr)
+		p.HandleFunc("/debug/pprof/", pprof.Index)
+		p.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		p.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		p.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		p.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	var servers []*http.Server
+	for _, addr := range addrs {
+		// No WriteTimeout: a CPU profile or trace streams for as long as it was asked to.
+		s := &http.Server{Addr: addr, Handler: muxes[addr], ReadHeaderTimeout: 5 * time.Second}
 		servers = append(servers, s)
 		go func() {
 			if err := s.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -187,24 +222,5 @@ func startServers(f *engineFlags, eng *engine.Engine, log *slog.Logger) []*http.
 			}
 		}()
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(eng.Metrics.Registry, promhttp.HandlerOpts{}))
-	health := http.NewServeMux()
-	health.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !eng.Ready() {
-			http.Error(w, "controllers not started yet", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
-	if f.metricsAddr == f.healthAddr {
-		mux.Handle("/healthz", health)
-		mux.Handle("/readyz", health)
-		start(f.metricsAddr, mux)
-		return servers
-	}
-	start(f.metricsAddr, mux)
-	start(f.healthAddr, health)
 	return servers
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"k8s.io/client-go/rest"
@@ -23,13 +24,28 @@ type ControlPlane struct {
 	// Config reaches the API server as a member of system:masters.
 	Config *rest.Config
 	env    *envtest.Environment
+	tmp    string // files Start wrote for the API server, removed by Stop
 }
 
 // Options tune Start.
 type Options struct {
 	// CRDDirs are installed before Start returns. Defaults to the repository's manifests/crds.
 	CRDDirs []string
+	// AuditLog, when set, is the file the API server appends its audit log to: one JSON
+	// event per line for every request, at level Metadata, stages ResponseStarted (long-running
+	// requests such as watches) and ResponseComplete. The log backend runs in blocking mode:
+	// each event is written before its request returns, so none is dropped under load, as
+	// batch mode would when its buffer fills.
+	AuditLog string
 }
+
+// auditPolicy records every request's metadata, once it has a response.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+`
 
 // RepoRoot is the folder holding the module's go.mod.
 func RepoRoot() (string, error) {
@@ -99,14 +115,34 @@ func Start(opts Options) (*ControlPlane, error) {
 	env.ControlPlane.GetAPIServer().Configure().
 		// No controller-manager runs, so there is no ServiceAccount controller.
 		Append("disable-admission-plugins", "ServiceAccount")
+	var tmp string
+	if opts.AuditLog != "" {
+		if tmp, err = os.MkdirTemp("", "controlplane-"); err != nil {
+			return nil, err
+		}
+		policy := filepath.Join(tmp, "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+		env.ControlPlane.GetAPIServer().Configure().
+			Set("audit-policy-file", policy).
+			Set("audit-log-path", opts.AuditLog).
+			Set("audit-log-format", "json").
+			Set("audit-log-mode", "blocking").
+			Set("audit-log-maxsize", "0") // never rotate: readers follow one file
+	}
 	env.ControlPlane.Etcd = &envtest.Etcd{}
 	env.ControlPlane.Etcd.Configure().Set("unsafe-no-fsync", "true")
 	cfg, err := env.Start()
 	if err != nil {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
 		return nil, fmt.Errorf("controlplane: start: %w", err)
 	}
 	cfg.QPS, cfg.Burst = 1000, 2000
-	return &ControlPlane{Config: cfg, env: env}, nil
+	return &ControlPlane{Config: cfg, env: env, tmp: tmp}, nil
 }
 
 // KubeConfig returns a kubeconfig for a system:masters user.
@@ -118,5 +154,68 @@ func (c *ControlPlane) KubeConfig() ([]byte, error) {
 	return user.KubeConfig()
 }
 
+// User adds a user of the given name in the group system:masters and returns its config and
+// a kubeconfig for it. The API server knows requests of each user apart, as in its audit log;
+// the config has client-go's default QPS and Burst.
+func (c *ControlPlane) User(name string) (*rest.Config, []byte, error) {
+	user, err := c.env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	return rest.CopyConfig(user.Config()), kubeconfig, nil
+}
+
+// APIServerPID is the process ID of this control plane's kube-apiserver, found in /proc by
+// its secure port (Linux only): envtest does not expose it.
+func (c *ControlPlane) APIServerPID() (int, error) {
+	port := c.env.ControlPlane.APIServer.SecureServing.Port
+	return findProcess("kube-apiserver", "--secure-port="+port)
+}
+
+// EtcdPID is the process ID of this control plane's etcd, found in /proc by its client URL
+// (Linux only).
+func (c *ControlPlane) EtcdPID() (int, error) {
+	return findProcess("etcd", "--listen-client-urls="+c.env.ControlPlane.Etcd.URL.String())
+}
+
+// findProcess returns the process whose program is named name and one of whose arguments is
+// arg.
+func findProcess(name, arg string) (int, error) {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, fmt.Errorf("controlplane: finding %s: %w", name, err)
+	}
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue // gone meanwhile, or not ours to read
+		}
+		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		if filepath.Base(args[0]) != name {
+			continue
+		}
+		for _, a := range args[1:] {
+			if a == arg {
+				return pid, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("controlplane: no %s process with %s", name, arg)
+}
+
 // Stop stops both processes and removes their data.
-func (c *ControlPlane) Stop() error { return c.env.Stop() }
+func (c *ControlPlane) Stop() error {
+	err := c.env.Stop()
+	if c.tmp != "" {
+		os.RemoveAll(c.tmp)
+	}
+	return err
+}

@@ -1,0 +1,259 @@
+package scale
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"metascript.dev/metascript/test/controlplane"
+)
+
+// buildEngine builds cmd/metascript into dir.
+func buildEngine(dir string) (string, error) {
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "metascript")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/metascript")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/metascript: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// engineProcess is `metascript run` running as its own process, so that its CPU time and
+// memory are its own.
+type engineProcess struct {
+	cmd       *exec.Cmd
+	log       string // file holding its stderr
+	metrics   string // URL of /metrics
+	pprofAddr string // empty unless profiling
+	exited    chan struct{}
+	err       error // of Wait, once exited is closed
+}
+
+// startEngine runs bin against the cluster of kubeconfig with workers workers and an
+// unlimited client rate.
+func startEngine(bin, dir, kubeconfig string, workers int, pprof bool) (*engineProcess, error) {
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	healthAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"run", "--kubeconfig", kubeconfig, "--workers", strconv.Itoa(workers),
+		"--qps", "1e6", "--burst", "1000000", "--log-level", "warn",
+		"--metrics-addr", metricsAddr, "--health-addr", healthAddr}
+	e := &engineProcess{log: filepath.Join(dir, "engine.log"), metrics: "http://" + metricsAddr + "/metrics",
+		exited: make(chan struct{})}
+	if pprof {
+		if e.pprofAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		args = append(args, "--pprof-addr", e.pprofAddr)
+	}
+	logFile, err := os.Create(e.log)
+	if err != nil {
+		return nil, err
+	}
+	e.cmd = exec.Command(bin, args...)
+	e.cmd.Stdout, e.cmd.Stderr = logFile, logFile
+	if err := e.cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	go func() {
+		e.err = e.cmd.Wait()
+		logFile.Close()
+		close(e.exited)
+	}()
+	return e, nil
+}
+
+// stop sends SIGTERM and waits for the engine to exit, killing it after 30 seconds.
+func (e *engineProcess) stop() {
+	select {
+	case <-e.exited:
+		return
+	default:
+	}
+	_ = e.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-e.exited:
+	case <-time.After(30 * time.Second):
+		_ = e.cmd.Process.Kill()
+		<-e.exited
+	}
+}
+
+// running returns an error, with the end of the engine's log, once the engine has exited.
+func (e *engineProcess) running() error {
+	select {
+	case <-e.exited:
+		return fmt.Errorf("the engine exited: %v; its log ends:\n%s", e.err, e.logTail())
+	default:
+		return nil
+	}
+}
+
+func (e *engineProcess) logTail() string {
+	data, _ := os.ReadFile(e.log)
+	if len(data) > 4000 {
+		data = data[len(data)-4000:]
+	}
+	return string(data)
+}
+
+// metric reads the engine's /metrics and returns the value of each series named in want
+// (name and labels as the text format writes them, such as
+// `metascript_workqueue_depth{name="compositecontroller/scale"}`); a series not there is 0.
+func (e *engineProcess) metric(ctx context.Context, want ...string) ([]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.metrics, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", e.metrics, resp.Status)
+	}
+	out := make([]float64, len(want))
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		for i, w := range want {
+			if rest, ok := strings.CutPrefix(line, w+" "); ok {
+				if out[i], err = strconv.ParseFloat(strings.Fields(rest)[0], 64); err != nil {
+					return nil, fmt.Errorf("%s: %w", line, err)
+				}
+			}
+		}
+	}
+	return out, sc.Err()
+}
+
+// profile saves a CPU profile of seconds seconds from the engine's pprof server to file,
+// waiting for the server to listen first.
+func (e *engineProcess) profile(ctx context.Context, seconds int, file string) error {
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.pprofAddr, seconds)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("GET %s: %s", url, resp.Status)
+			}
+			data, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(file, data, 0o644)
+		}
+		if ctx.Err() != nil || e.running() != nil {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of utime and stime in /proc/<pid>/stat; 100
+// on every Linux the benchmark runs on.
+const clockTicks = 100
+
+// cpuSeconds is the user plus system CPU time a process has used, from /proc/<pid>/stat.
+func cpuSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: fields count from after it.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	fields := strings.Fields(string(data[i+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
+	}
+	// fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+	utime, err1 := strconv.ParseUint(fields[11], 10, 64)
+	stime, err2 := strconv.ParseUint(fields[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return float64(utime+stime) / clockTicks, nil
+}
+
+// peakRSS is a process's peak resident set size in bytes (VmHWM in /proc/<pid>/status).
+func peakRSS(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest) // "123456 kB"
+			if len(f) == 2 && f[1] == "kB" {
+				kb, err := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10, err
+			}
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+}
+
+// machineCPU is the CPU time every processor of the machine has spent busy, and the time
+// the hypervisor gave to other guests (steal), in seconds, from /proc/stat: with the
+// processes measured subtracted, what else ran on the machine meanwhile.
+func machineCPU() (busy, steal float64, err error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("/proc/stat: %q", line)
+	}
+	var v [8]uint64
+	for i := range v {
+		if v[i], err = strconv.ParseUint(f[i+1], 10, 64); err != nil {
+			return 0, 0, err
+		}
+	}
+	busy = float64(v[0]+v[1]+v[2]+v[5]+v[6]) / clockTicks
+	return busy, float64(v[7]) / clockTicks, nil
+}

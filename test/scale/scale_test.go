@@ -1,0 +1,750 @@
+// Package scale measures, in one run against one local kube-apiserver and etcd, the engine
+// converging PARENTS Fanout parents × CHILDREN ConfigMaps next to the floor: a bare client-go
+// program sending the least the same result needs (one create per child, one status write
+// per parent), with the same 5 workers and an unlimited client rate. Then it measures a no-op
+// resync of every parent.
+//
+//	make bench-scale PARENTS=2000 CHILDREN=5
+//	go test -count=1 -timeout 120m -run '^TestScale$' -v ./test/scale/ -parents=2000 -children=5 [-pprof]
+//
+// The engine runs as its own process (`metascript run`, built for the run), so that its CPU
+// time and peak RSS come from /proc; the floor, the engine and the test's own watches are
+// three users of the API server, whose requests the API server's audit log counts, phase by
+// phase. The API server's and etcd's CPU time come from /proc too. Numbers are logged, never
+// asserted, except that the no-op resync must write nothing. Without -parents (or
+// METASCRIPT_SCALE=1) only TestScaleSmoke runs: the same at 5 × 2, with checks that every
+// measurement is there.
+package scale
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+
+	"metascript.dev/metascript/test/controlplane"
+	"metascript.dev/metascript/test/enginetest"
+)
+
+var (
+	flagParents  = flag.Int("parents", 2000, "parents (TestScale runs only when this flag or METASCRIPT_SCALE is set)")
+	flagChildren = flag.Int("children", 5, "ConfigMap children per parent")
+	flagWorkers  = flag.Int("workers", 5, "engine workers, and goroutines of the floor program")
+	flagPprof    = flag.Bool("pprof", false, "save 30 s CPU profiles of the API server from the floor's start, and of the engine and the API server from the engine's start")
+	flagApply    = flag.Bool("floor-apply", false, "the floor writes the children by server-side apply, as the engine does, instead of create")
+	flagWriters  = flag.Int("floor-child-writers", 1, "how many of a parent's children the floor writes at once (the engine: up to 8)")
+	flagAuditLog = flag.String("audit-log", "", "keep the API server's audit log in this file (default: a temporary file, removed)")
+)
+
+var (
+	fanouts     = schema.GroupVersionResource{Group: "bench.metascript.dev", Version: "v1", Resource: "fanouts"}
+	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	namespaces  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	controllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"}
+	// decoratorControllers and mapControllers are watched by the engine though none exists.
+	decoratorControllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "decoratorcontrollers"}
+	mapControllers       = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "mapcontrollers"}
+)
+
+// The API server's users: each phase's requests are told apart by who sent them.
+const (
+	floorUser    = "floor"
+	engineUser   = "metascript-engine"
+	observerUser = "observer"
+	controller   = "scale"
+	queue        = "compositecontroller/" + controller
+)
+
+// profileSeconds is the length of the -pprof profiles.
+const profileSeconds = 30
+
+type params struct {
+	parents, children, workers int
+	pprof                      bool
+	floor                      floorOptions
+}
+
+// phase is what one stretch of the run cost.
+type phase struct {
+	took                  time.Duration // to converge, or to settle
+	first                 time.Duration // until the first child was seen
+	requests              requests
+	engineCPU             float64 // seconds
+	apiserverCPU, etcdCPU float64 // seconds
+	selfCPU               float64 // the test process: the floor program and the watches
+	otherCPU, steal       float64 // the rest of the machine, and time stolen by the hypervisor
+	wall                  time.Duration
+	samples               []sample
+}
+
+type result struct {
+	p                params
+	floorProgram     time.Duration // the floor program's own time, first request to last response
+	floor, engine    phase         // floor and engine to convergence
+	tail             phase         // the engine from convergence until settled
+	resync           phase         // a no-op resync of every parent
+	resyncReconciles float64
+	peakRSS          int64    // the engine's at convergence, bytes
+	peakRSSEnd       int64    // and after the resync
+	engineLog        string   // the end of it: warnings and errors
+	profiles         []string // files
+}
+
+func TestScale(t *testing.T) {
+	set := os.Getenv("METASCRIPT_SCALE") != ""
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "parents" })
+	if !set {
+		t.Skip("the scale benchmark runs with -parents=N or METASCRIPT_SCALE=1 (make bench-scale)")
+	}
+	report(t, run(t, params{*flagParents, *flagChildren, *flagWorkers, *flagPprof, floorOptions{*flagApply, *flagWriters}}))
+}
+
+// TestScaleSmoke is the benchmark at 5 × 2, run with every test suite: it checks that each
+// measurement is made, not what it is.
+func TestScaleSmoke(t *testing.T) {
+	p := params{parents: 5, children: 2, workers: 5}
+	r := run(t, p)
+	report(t, r)
+	floor := r.floor.requests[floorUser]
+	if n := floor[requestKind{"create", "configmaps"}]; n != p.parents*p.children {
+		t.Errorf("the audit log shows %d ConfigMap creates by the floor, want %d", n, p.parents*p.children)
+	}
+	if n := floor[requestKind{"patch", "fanouts/status"}]; n != p.parents {
+		t.Errorf("the audit log shows %d status patches by the floor, want %d", n, p.parents)
+	}
+	total, writes, children := requestTotals(r.engine.requests[engineUser], func(res string) bool { return res == "configmaps" })
+	if total == 0 || writes < children || children < p.parents*p.children {
+		t.Errorf("the engine's converging requests: %d, %d writes, %d to ConfigMaps (want ≥ %d):\n%s",
+			total, writes, children, p.parents*p.children, formatKinds(r.engine.requests[engineUser], "  "))
+	}
+	// The floor's few requests may take less than a clock tick of API server CPU; the
+	// engine's start alone takes more.
+	if r.engine.engineCPU <= 0 || r.peakRSS <= 0 || r.engine.apiserverCPU <= 0 {
+		t.Errorf("CPU or memory not measured: engine %.2fs, %d bytes; API server %.2fs",
+			r.engine.engineCPU, r.peakRSS, r.engine.apiserverCPU)
+	}
+	if r.resyncReconciles < float64(p.parents) {
+		t.Errorf("%v reconciles in the resync, want ≥ %d", r.resyncReconciles, p.parents)
+	}
+}
+
+// phaseTimeout bounds one phase: generous, and growing with the objects written.
+func phaseTimeout(p params) time.Duration {
+	return 2*time.Minute + time.Duration(p.parents*(p.children+1))*10*time.Millisecond
+}
+
+// bench is the run's control plane and what it reads at phase boundaries.
+type bench struct {
+	t               *testing.T
+	cp              *controlplane.ControlPlane
+	admin           dynamic.Interface
+	audit           *auditLog
+	apiserver, etcd int // process IDs
+	engine          *engineProcess
+	pprofDir        string // where -pprof's profiles go
+}
+
+// mark is the state of the run at one instant.
+type mark struct {
+	at                      time.Time
+	audit                   int64 // the audit log's size
+	apiserver, etcd, engine float64
+	self                    float64 // this process: the floor program and the watches
+	busy, steal             float64 // the whole machine
+}
+
+func (b *bench) mark() mark {
+	b.t.Helper()
+	m := mark{at: time.Now()}
+	var err error
+	if m.apiserver, err = cpuSeconds(b.apiserver); err != nil {
+		b.t.Fatal(err)
+	}
+	if m.etcd, err = cpuSeconds(b.etcd); err != nil {
+		b.t.Fatal(err)
+	}
+	if b.engine != nil {
+		if m.engine, err = cpuSeconds(b.engine.cmd.Process.Pid); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	if m.self, err = cpuSeconds(os.Getpid()); err != nil {
+		b.t.Fatal(err)
+	}
+	if m.busy, m.steal, err = machineCPU(); err != nil {
+		b.t.Fatal(err)
+	}
+	if m.audit, err = b.audit.size(); err != nil {
+		b.t.Fatal(err)
+	}
+	return m
+}
+
+// costs fills ph's CPU times from two marks.
+func (ph *phase) costs(from, to mark) {
+	ph.apiserverCPU, ph.etcdCPU, ph.engineCPU = to.apiserver-from.apiserver, to.etcd-from.etcd, to.engine-from.engine
+	ph.selfCPU, ph.steal = to.self-from.self, to.steal-from.steal
+	ph.otherCPU = (to.busy - from.busy) - ph.apiserverCPU - ph.etcdCPU - ph.engineCPU - ph.selfCPU
+	ph.wall = to.at.Sub(from.at)
+}
+
+// read counts the requests logged up to m.
+func (b *bench) read(m mark) requests {
+	b.t.Helper()
+	r, err := b.audit.readTo(m.audit)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return r
+}
+
+// run measures the floor, the engine's cold start and a no-op resync, in that order, on one
+// control plane; it fails t if anything does not converge or the resync writes.
+func run(t *testing.T, p params) *result {
+	r := &result{p: p}
+	dir := t.TempDir()
+	// Built while the control plane starts; both are done before anything is measured.
+	var bin string
+	built := make(chan error, 1)
+	go func() {
+		var err error
+		bin, err = buildEngine(dir)
+		built <- err
+	}()
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	auditPath := filepath.Join(dir, "audit.log")
+	if *flagAuditLog != "" {
+		if auditPath, err = filepath.Abs(*flagAuditLog); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(auditPath); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err) // the reader starts at the beginning of the file
+		}
+	}
+	cp, err := controlplane.Start(controlplane.Options{
+		CRDDirs:  []string{filepath.Join(root, "manifests", "crds"), filepath.Join("testdata", "crds")},
+		AuditLog: auditPath,
+	})
+	if err != nil {
+		<-built // before t.TempDir is removed
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	if err := <-built; err != nil {
+		t.Fatal(err)
+	}
+	timeout := phaseTimeout(p)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*timeout+5*time.Minute)
+	defer cancel()
+
+	unlimited := func(cfg *rest.Config) *rest.Config {
+		cfg = rest.CopyConfig(cfg)
+		cfg.QPS, cfg.Burst = 1e6, 1e6
+		return cfg
+	}
+	b := &bench{t: t, cp: cp, admin: dynamic.NewForConfigOrDie(unlimited(cp.Config))}
+	user := func(name string) (*rest.Config, []byte) {
+		cfg, kubeconfig, err := cp.User(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return unlimited(cfg), kubeconfig
+	}
+	floorCfg, _ := user(floorUser)
+	observerCfg, _ := user(observerUser)
+	_, engineKubeconfig := user(engineUser)
+	kubeconfig := filepath.Join(dir, "engine.kubeconfig")
+	if err := os.WriteFile(kubeconfig, engineKubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b.apiserver, err = cp.APIServerPID(); err != nil {
+		t.Fatal(err)
+	}
+	if b.etcd, err = cp.EtcdPID(); err != nil {
+		t.Fatal(err)
+	}
+	if b.audit, err = openAuditLog(auditPath); err != nil {
+		t.Fatal(err)
+	}
+	defer b.audit.Close()
+	t.Logf("scale: %d parents × %d children = %d ConfigMaps; %d workers; client QPS and Burst 1e6 (unlimited); engine built at %s",
+		p.parents, p.children, p.parents*p.children, p.workers, bin)
+
+	// The floor. Its parents and children are deleted afterwards: the engine would otherwise
+	// sync its parents too, and cache its children.
+	b.createNamespace(ctx, "floor")
+	parents, err := createParents(ctx, b.admin, "floor", p.parents, p.children, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := observe(ctx, observerCfg, "floor", p.parents, p.children)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.read(b.mark()) // the set-up's requests
+	profiled := make(chan error, 3)
+	if p.pprof {
+		if b.pprofDir, err = os.MkdirTemp("", "scale-pprof-"); err != nil {
+			t.Fatal(err)
+		}
+		r.profiles = append(r.profiles, b.profileAPIServer(ctx, "floor", profiled))
+	}
+	start := b.mark()
+	obs.begin(ctx)
+	phaseCtx, phaseCancel := context.WithTimeout(ctx, timeout)
+	r.floorProgram, err = runFloor(phaseCtx, floorCfg, "floor", parents, p.children, p.workers, p.floor)
+	if err != nil {
+		t.Fatalf("the floor program: %v", err)
+	}
+	select {
+	case <-obs.done:
+	case <-phaseCtx.Done():
+		s, c := obs.counts()
+		t.Fatalf("the floor's writes were not all seen: %d statuses, %d children", s, c)
+	}
+	phaseCancel()
+	end := b.mark()
+	obs.end()
+	r.floor.first, r.floor.took, r.floor.samples = obs.result()
+	r.floor.costs(start, end)
+	// Its last audit events may be written just after its last responses.
+	time.Sleep(500 * time.Millisecond)
+	end.audit, _ = b.audit.size()
+	r.floor.requests = b.read(end)
+	if p.pprof {
+		if err := <-profiled; err != nil {
+			t.Errorf("profile: %v", err)
+		}
+	}
+	b.deleteAll(ctx, "floor")
+
+	// The engine, from a cold start: the controller and every parent exist, no child does.
+	b.createNamespace(ctx, "engine")
+	cc := enginetest.ObjectsFromFile(t, filepath.Join("testdata", "controller.yaml"))[0]
+	if _, err := b.admin.Resource(controllers).Create(ctx, cc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := createParents(ctx, b.admin, "engine", p.parents, p.children, 20); err != nil {
+		t.Fatal(err)
+	}
+	if obs, err = observe(ctx, observerCfg, "engine", p.parents, p.children); err != nil {
+		t.Fatal(err)
+	}
+	b.warmWatchCaches(ctx, controllers, decoratorControllers, mapControllers, fanouts, configMaps)
+	defer obs.end()
+	b.read(b.mark())
+	start = b.mark()
+	obs.begin(ctx)
+	if b.engine, err = startEngine(bin, dir, kubeconfig, p.workers, p.pprof); err != nil {
+		t.Fatal(err)
+	}
+	defer b.engine.stop()
+	if p.pprof {
+		file := filepath.Join(b.pprofDir, "engine.cpu.pprof")
+		go func() { profiled <- b.engine.profile(ctx, profileSeconds, file) }()
+		r.profiles = append(r.profiles, file, b.profileAPIServer(ctx, "engine", profiled))
+	}
+	phaseCtx, phaseCancel = context.WithTimeout(ctx, timeout)
+	defer phaseCancel()
+	b.await(phaseCtx, obs.done, func() string {
+		s, c := obs.counts()
+		return fmt.Sprintf("the engine did not converge: %d of %d statuses, %d of %d children",
+			s, p.parents, c, p.parents*p.children)
+	})
+	converged := b.mark()
+	if r.peakRSS, err = peakRSS(b.engine.cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	r.engine.first, r.engine.took, r.engine.samples = obs.result()
+	r.engine.costs(start, converged)
+	settled := b.settle(phaseCtx)
+	r.tail.took = settled.at.Sub(converged.at)
+	r.tail.costs(converged, settled)
+	r.engine.requests = b.read(converged)
+	r.tail.requests = b.read(settled)
+	if p.pprof {
+		for range 2 {
+			if err := <-profiled; err != nil {
+				t.Errorf("profile: %v", err)
+			}
+		}
+	}
+
+	// A no-op resync: the hook's source changes, so every parent syncs again; everything is
+	// already as the hook wants it.
+	phaseCancel()
+	phaseCtx, phaseCancel = context.WithTimeout(ctx, timeout)
+	defer phaseCancel()
+	before := b.reconciles(ctx)
+	b.read(b.mark())
+	start = b.mark()
+	generation := b.editHook(ctx)
+	b.waitResynced(phaseCtx, generation, before+float64(p.parents))
+	end = b.settle(phaseCtx)
+	r.resync.took = end.at.Sub(start.at)
+	r.resync.costs(start, end)
+	r.resync.requests = b.read(end)
+	r.resyncReconciles = b.reconciles(ctx) - before
+	if r.peakRSSEnd, err = peakRSS(b.engine.cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	r.engineLog = b.engine.logTail()
+	_, _, writes := requestTotals(r.resync.requests[engineUser], func(res string) bool { return res != "compositecontrollers/status" })
+	if writes != 0 {
+		t.Errorf("a no-op resync of %d converged parents made %d writes, want 0:\n%s",
+			p.parents, writes, formatKinds(r.resync.requests[engineUser], "  "))
+	}
+	return r
+}
+
+// await waits for done, failing with msg() when ctx ends or the engine exits first.
+func (b *bench) await(ctx context.Context, done <-chan struct{}, msg func() string) {
+	b.t.Helper()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			b.t.Fatalf("%s: %v; the engine's log ends:\n%s", msg(), ctx.Err(), b.engine.logTail())
+		case <-tick.C:
+			if err := b.engine.running(); err != nil {
+				b.t.Fatalf("%s: %v", msg(), err)
+			}
+		}
+	}
+}
+
+// settle waits until the engine's queue is empty, its reconcile count stands still and no one
+// has sent the API server a request for a second, and returns the mark of that second's start.
+func (b *bench) settle(ctx context.Context) mark {
+	b.t.Helper()
+	var last []float64
+	quiet := b.mark()
+	for {
+		if err := b.engine.running(); err != nil {
+			b.t.Fatal(err)
+		}
+		v, err := b.engine.metric(ctx, `metascript_workqueue_depth{name="`+queue+`"}`,
+			`metascript_reconciles_total{controller="`+queue+`",result="success"}`,
+			`metascript_reconciles_total{controller="`+queue+`",result="error"}`)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		now := b.mark()
+		if v[0] != 0 || last == nil || v[1] != last[1] || v[2] != last[2] || now.audit != quiet.audit {
+			quiet = now
+		} else if time.Since(quiet.at) >= time.Second {
+			return quiet
+		}
+		last = v
+		select {
+		case <-ctx.Done():
+			b.t.Fatalf("the engine did not settle: %v (queue depth %v)", ctx.Err(), v[0])
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// reconciles is the engine's count of successful reconciles of the controller.
+func (b *bench) reconciles(ctx context.Context) float64 {
+	b.t.Helper()
+	v, err := b.engine.metric(ctx, `metascript_reconciles_total{controller="`+queue+`",result="success"}`)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return v[0]
+}
+
+// editHook appends a comment to the sync hook's source: a new generation that the engine
+// recompiles and re-syncs every parent with. It returns the new generation.
+func (b *bench) editHook(ctx context.Context) int64 {
+	b.t.Helper()
+	var generation int64
+	// The engine writes the controller's status meanwhile: retry on a stale resourceVersion.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cc, err := b.admin.Resource(controllers).Get(ctx, controller, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		src, _, _ := unstructured.NestedString(cc.Object, "spec", "hooks", "sync", "starlark", "source")
+		if err := unstructured.SetNestedField(cc.Object, src+"# resync\n", "spec", "hooks", "sync", "starlark", "source"); err != nil {
+			return err
+		}
+		out, err := b.admin.Resource(controllers).Update(ctx, cc, metav1.UpdateOptions{})
+		if err == nil {
+			generation = out.GetGeneration()
+		}
+		return err
+	})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return generation
+}
+
+// waitResynced waits until the controller reports generation and the engine has counted at
+// least want successful reconciles.
+func (b *bench) waitResynced(ctx context.Context, generation int64, want float64) {
+	b.t.Helper()
+	for {
+		cc, err := b.admin.Resource(controllers).Get(ctx, controller, metav1.GetOptions{})
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		g, _, _ := unstructured.NestedInt64(cc.Object, "status", "observedGeneration")
+		n := b.reconciles(ctx)
+		if g == generation && n >= want {
+			return
+		}
+		if err := b.engine.running(); err != nil {
+			b.t.Fatal(err)
+		}
+		select {
+		case <-ctx.Done():
+			b.t.Fatalf("the parents were not re-synced: observedGeneration %d (want %d), reconciles %v (want %v)",
+				g, generation, n, want)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (b *bench) createNamespace(ctx context.Context, name string) {
+	b.t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": name}}}
+	if _, err := b.admin.Resource(namespaces).Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// deleteAll deletes every Fanout and ConfigMap of ns, a request per resource, and waits
+// until they are gone. No garbage collector runs: the children go by themselves.
+func (b *bench) deleteAll(ctx context.Context, ns string) {
+	b.t.Helper()
+	for _, gvr := range []schema.GroupVersionResource{configMaps, fanouts} {
+		c := b.admin.Resource(gvr).Namespace(ns)
+		for {
+			// At 100,000 objects the request outlives the API server's request timeout; the
+			// next one deletes what is left.
+			err := c.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+			if err != nil && !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) && !apierrors.IsTooManyRequests(err) {
+				b.t.Fatal(err)
+			}
+			list, err := c.List(ctx, metav1.ListOptions{Limit: 1})
+			if err != nil {
+				b.t.Fatal(err)
+			}
+			// kube-root-ca.crt is not made: no controller-manager runs.
+			if len(list.Items) == 0 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				b.t.Fatalf("%s of %s not deleted: %v", gvr.Resource, ns, ctx.Err())
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// warmWatchCaches opens and closes a streaming watch of each resource, retrying while the
+// API server answers 429: it builds a custom resource's watch cache on the first request,
+// and until it is ready it asks watches to come back a second later. The engine, which waits
+// for all its controller kinds' caches before syncing any parent, would otherwise start a
+// second late because of a resource that has no objects.
+func (b *bench) warmWatchCaches(ctx context.Context, gvrs ...schema.GroupVersionResource) {
+	b.t.Helper()
+	yes := true
+	for _, gvr := range gvrs {
+		for {
+			w, err := b.admin.Resource(gvr).Watch(ctx, metav1.ListOptions{SendInitialEvents: &yes,
+				ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+			if err == nil {
+				w.Stop()
+				break
+			}
+			if !apierrors.IsTooManyRequests(err) {
+				b.t.Fatalf("watching %s: %v", gvr.Resource, err)
+			}
+			select {
+			case <-ctx.Done():
+				b.t.Fatal(ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// profileAPIServer starts a CPU profile of the API server of profileSeconds, named after
+// phase, that sends its error (or nil) to done, and returns its file.
+func (b *bench) profileAPIServer(ctx context.Context, phase string, done chan<- error) string {
+	file := filepath.Join(b.pprofDir, "kube-apiserver."+phase+".cpu.pprof")
+	kube := kubernetes.NewForConfigOrDie(b.cp.Config)
+	go func() {
+		data, err := kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", fmt.Sprint(profileSeconds)).DoRaw(ctx)
+		if err == nil {
+			err = os.WriteFile(file, data, 0o644)
+		}
+		done <- err
+	}()
+	return file
+}
+
+// report logs the run's numbers.
+func report(t *testing.T, r *result) {
+	p := r.p
+	var s strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&s, format+"\n", args...) }
+	sum := func(ph phase, user string) (int, int) {
+		total, writes, _ := requestTotals(ph.requests[user], func(string) bool { return true })
+		return total, writes
+	}
+	ft, fw := sum(r.floor, floorUser)
+	et, ew := sum(r.engine, engineUser)
+	tt, tw := sum(r.tail, engineUser)
+	rt, rw := sum(r.resync, engineUser)
+	w("%d parents × %d children = %d ConfigMaps, %d workers, client rate unlimited; requests from the API server's audit log",
+		p.parents, p.children, p.parents*p.children, p.workers)
+	w("  %-30s %9s %9s %8s %11s %15s %15s %9s", "", "time", "requests", "writes", "engine CPU", "engine peak RSS", "API server CPU", "etcd CPU")
+	floorName := "floor (client-go, create)"
+	if p.floor.apply {
+		floorName = "floor (client-go, apply)"
+	}
+	w("  %-30s %8.2fs %9d %8d %11s %15s %14.2fs %8.2fs", floorName,
+		r.floor.took.Seconds(), ft, fw, "-", "-", r.floor.apiserverCPU, r.floor.etcdCPU)
+	w("  %-30s %8.2fs %9d %8d %10.2fs %11.1f MiB %14.2fs %8.2fs", "engine, cold start to converged",
+		r.engine.took.Seconds(), et, ew, r.engine.engineCPU, float64(r.peakRSS)/(1<<20), r.engine.apiserverCPU, r.engine.etcdCPU)
+	w("  %-30s %9.2f %9.2f %8.2f %11s %15s %15.2f %9.2f", "ratio engine / floor",
+		r.engine.took.Seconds()/r.floor.took.Seconds(), ratio(et, ft), ratio(ew, fw), "", "",
+		r.engine.apiserverCPU/r.floor.apiserverCPU, r.engine.etcdCPU/r.floor.etcdCPU)
+	w("  %-30s %8.2fs %9d %8d %10.2fs %15s %14.2fs %8.2fs", "engine, converged to settled",
+		r.tail.took.Seconds(), tt, tw, r.tail.engineCPU, "", r.tail.apiserverCPU, r.tail.etcdCPU)
+	w("  %-30s %8.2fs %9d %8d %10.2fs %15s %14.2fs %8.2fs", "engine, no-op resync",
+		r.resync.took.Seconds(), rt, rw, r.resync.engineCPU, "", r.resync.apiserverCPU, r.resync.etcdCPU)
+	w("  the floor writes %d of a parent's children at a time (-floor-child-writers); the engine up to 8", max(1, p.floor.childWriters))
+	w("  time is until the test's watches saw every parent's status and children; the floor program itself took %.2fs",
+		r.floorProgram.Seconds())
+	w("  first child seen after: floor %.2fs, engine %.2fs (process start, cache sync, first syncs)",
+		r.floor.first.Seconds(), r.engine.first.Seconds())
+	w("  engine CPU per parent converged: %.2f ms; no-op resync: %v reconciles, %.3f ms engine CPU per parent sync",
+		1000*r.engine.engineCPU/float64(p.parents), r.resyncReconciles, 1000*r.resync.engineCPU/r.resyncReconciles)
+	_, _, resyncWrites := requestTotals(r.resync.requests[engineUser], func(res string) bool { return res != "compositecontrollers/status" })
+	w("  no-op resync writes to parents, children and events: %d (must be 0); engine peak RSS after it %.1f MiB",
+		resyncWrites, float64(r.peakRSSEnd)/(1<<20))
+	if r.engineLog != "" {
+		w("  the engine logged (at --log-level warn), ending:\n%s", r.engineLog)
+	}
+	if len(r.profiles) > 0 {
+		w("  CPU profiles, %d s from the start of the floor and of the engine: %s", profileSeconds, strings.Join(r.profiles, " "))
+	}
+	t.Log("scale:\n" + s.String())
+
+	s.Reset()
+	w("  %-32s %7s %11s %9s %8s %13s %16s %7s", "", "wall", "API server", "etcd", "engine", "test process", "other processes", "steal")
+	for _, ph := range []struct {
+		name string
+		ph   phase
+	}{{"floor", r.floor}, {"engine, cold start to converged", r.engine}, {"engine, converged to settled", r.tail}, {"engine, no-op resync", r.resync}} {
+		w("  %-32s %6.2fs %10.2fs %8.2fs %7.2fs %12.2fs %15.2fs %6.2fs", ph.name, ph.ph.wall.Seconds(),
+			ph.ph.apiserverCPU, ph.ph.etcdCPU, ph.ph.engineCPU, ph.ph.selfCPU, ph.ph.otherCPU, ph.ph.steal)
+	}
+	w("  (the machine has %d CPUs; test process: the floor program, the watches and this test; other processes: whatever else ran", runtime.NumCPU())
+	w("   meanwhile, which makes the run noisy when large)")
+	t.Log("CPU seconds by process, per phase:\n" + s.String())
+
+	s.Reset()
+	for _, ph := range []struct {
+		name string
+		ph   phase
+		user string
+	}{
+		{"floor", r.floor, floorUser},
+		{"engine, cold start to converged", r.engine, engineUser},
+		{"engine, converged to settled", r.tail, engineUser},
+		{"engine, no-op resync", r.resync, engineUser},
+	} {
+		w("  %s (user %s):", ph.name, ph.user)
+		w("%s", formatKinds(ph.ph.requests[ph.user], "    "))
+		w("    other users: %s", formatOthers(ph.ph.requests, ph.user))
+	}
+	t.Log("requests by phase, verb and resource (apply: a forced server-side apply patch):\n" + s.String())
+	t.Log("parents with status written and children, by elapsed second (the engine's clock starts at its process start):\n" +
+		timeline(r))
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// timeline prints the floor's and the engine's samples side by side, at most about 60 rows,
+// and how often the engine's status count was under 90% of the floor's.
+func timeline(r *result) string {
+	p := r.p
+	bySecond := func(samples []sample) map[int]sample {
+		out := make(map[int]sample, len(samples))
+		for _, s := range samples {
+			out[int(s.elapsed/time.Second)] = s
+		}
+		return out
+	}
+	floor, engine := bySecond(r.floor.samples), bySecond(r.engine.samples)
+	at := func(samples map[int]sample, took time.Duration, sec int) (int, int) {
+		if s, ok := samples[sec]; ok {
+			return s.statuses, s.children
+		}
+		if time.Duration(sec)*time.Second >= took {
+			return p.parents, p.parents * p.children
+		}
+		return -1, -1 // a tick the sampler missed
+	}
+	rows := int(max(r.floor.took, r.engine.took)/time.Second) + 1
+	step := max(1, (rows+59)/60)
+	var s strings.Builder
+	fmt.Fprintf(&s, "  %6s %14s %14s %14s %14s %12s\n", "t", "floor status", "floor children", "engine status", "engine children", "engine/floor")
+	under, compared := 0, 0
+	for sec := 1; sec <= rows; sec++ {
+		fs, fc := at(floor, r.floor.took, sec)
+		es, ec := at(engine, r.engine.took, sec)
+		rt, mark := "", ""
+		if fs > 0 && es >= 0 {
+			rt = fmt.Sprintf("%.2f", float64(es)/float64(fs))
+			compared++
+			if float64(es) < 0.9*float64(fs) {
+				under++
+				mark = " <90%"
+			}
+		}
+		if (sec-1)%step == 0 || sec == rows {
+			fmt.Fprintf(&s, "  %5ds %14d %14d %14d %15d %12s%s\n", sec, fs, fc, es, ec, rt, mark)
+		}
+	}
+	fmt.Fprintf(&s, "  converged: floor %.2fs, engine %.2fs; the engine's status count was under 90%% of the floor's at %d of %d seconds",
+		r.floor.took.Seconds(), r.engine.took.Seconds(), under, compared)
+	if step > 1 {
+		fmt.Fprintf(&s, " (every %d seconds shown)", step)
+	}
+	return s.String()
+}
