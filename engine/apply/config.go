@@ -1,11 +1,10 @@
 package apply
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -45,19 +44,82 @@ func configuration(owner metav1.OwnerReference, desired *unstructured.Unstructur
 	if config.GetAPIVersion() == "" || config.GetKind() == "" || config.GetName() == "" {
 		return nil, "", fmt.Errorf("%w: desired object needs apiVersion, kind and metadata.name", ErrInvalid)
 	}
-	if meta, ok := obj["metadata"].(map[string]interface{}); ok {
-		for _, f := range serverFields {
-			delete(meta, f)
-		}
+	meta := obj["metadata"].(map[string]any) // GetName found it
+	for _, f := range serverFields {
+		delete(meta, f)
 	}
 
+	if err := setOwner(config, owner); err != nil {
+		return nil, "", err
+	}
+
+	// The usual cases, no annotations or string ones, are done in place (the map is this
+	// configuration's own copy); the rest goes through unstructured's accessors, whose
+	// handling of null and non-string values the recorded hashes were made with.
+	a, isMap := meta["annotations"].(map[string]any)
+	_, listed := meta["annotations"]
+	if !listed || isMap && stringValues(a) {
+		delete(a, AppliedHashAnnotation)
+		hash, err := canonicalHash(config.Object)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		if a == nil {
+			a = map[string]any{}
+			meta["annotations"] = a
+		}
+		a[AppliedHashAnnotation] = hash
+		return config, hash, nil
+	}
+	annotations := config.GetAnnotations()
+	if _, ok := annotations[AppliedHashAnnotation]; ok {
+		delete(annotations, AppliedHashAnnotation)
+		config.SetAnnotations(annotations)
+	}
+	hash, err := canonicalHash(config.Object)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AppliedHashAnnotation] = hash
+	config.SetAnnotations(annotations)
+	return config, hash, nil
+}
+
+// stringValues reports whether every value of m is a string, so that m is what
+// unstructured's annotation accessors would read and write back unchanged.
+func stringValues(m map[string]any) bool {
+	for _, v := range m {
+		if _, ok := v.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// setOwner makes owner the ControllerRef among config's ownerReferences: an entry with
+// owner's UID is replaced, other plain owner references the hook listed are kept, and
+// another controller's is refused (ErrInvalid). The entries are the maps
+// unstructured.SetOwnerReferences writes; a configuration without owner references, the
+// usual case, gets its one entry without a round trip through the typed struct.
+func setOwner(config *unstructured.Unstructured, owner metav1.OwnerReference) error {
+	meta, _ := config.Object["metadata"].(map[string]any)
+	if _, listed := meta["ownerReferences"]; !listed {
+		meta["ownerReferences"] = []any{map[string]any{
+			"apiVersion": owner.APIVersion, "kind": owner.Kind, "name": owner.Name, "uid": string(owner.UID),
+			"controller": true, "blockOwnerDeletion": true,
+		}}
+		return nil
+	}
 	refs := []metav1.OwnerReference{}
 	for _, ref := range config.GetOwnerReferences() {
 		if ref.UID == owner.UID {
 			continue
 		}
 		if ref.Controller != nil && *ref.Controller {
-			return nil, "", fmt.Errorf("%w: desired %s %s names another controller (%s %s)",
+			return fmt.Errorf("%w: desired %s %s names another controller (%s %s)",
 				ErrInvalid, config.GetKind(), config.GetName(), ref.Kind, ref.Name)
 		}
 		refs = append(refs, ref)
@@ -65,24 +127,7 @@ func configuration(owner metav1.OwnerReference, desired *unstructured.Unstructur
 	yes := true
 	owner.Controller, owner.BlockOwnerDeletion = &yes, &yes
 	config.SetOwnerReferences(append(refs, owner))
-
-	annotations := config.GetAnnotations()
-	if _, ok := annotations[AppliedHashAnnotation]; ok {
-		delete(annotations, AppliedHashAnnotation)
-		config.SetAnnotations(annotations)
-	}
-	canonical, err := json.Marshal(config.Object) // map keys are sorted, so this is canonical
-	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	sum := sha256.Sum256(canonical)
-	hash := hex.EncodeToString(sum[:])
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[AppliedHashAnnotation] = hash
-	config.SetAnnotations(annotations)
-	return config, hash, nil
+	return nil
 }
 
 // normalizedCopy returns a deep copy of m in the shape JSON decoding gives it (what
@@ -188,34 +233,29 @@ func upToDate(config *unstructured.Unstructured, hash string, observed *unstruct
 	if observed == nil {
 		return false
 	}
-	recorded := observed.GetAnnotations()[AppliedHashAnnotation]
+	haveMeta, _ := observed.Object["metadata"].(map[string]any)
+	haveAnnotations, _ := haveMeta["annotations"].(map[string]any)
+	recorded, _ := haveAnnotations[AppliedHashAnnotation].(string)
 	if recorded != hash && recorded != CreatedHashPrefix+hash {
 		return false
 	}
-	want := shallowCopy(config.Object)
-	meta := shallowCopy(config.Object["metadata"].(map[string]interface{}))
-	wantRefs := meta["ownerReferences"]
-	delete(meta, "ownerReferences")
-	if recorded != hash {
-		// Created, not applied: the annotation was compared above.
-		annotations := shallowCopy(meta["annotations"].(map[string]interface{}))
-		delete(annotations, AppliedHashAnnotation)
-		meta["annotations"] = annotations
-	}
-	want["metadata"] = meta
-	if !contains(want, observed.Object) {
+	// Everything but metadata.ownerReferences (matched by UID below) and, on a created
+	// child, the hash annotation (compared above: it carries CreatedHashPrefix).
+	wantMeta := config.Object["metadata"].(map[string]any)
+	if !containsMap(config.Object, observed.Object, "metadata") {
 		return false
 	}
-	haveRefs, _, _ := unstructured.NestedFieldNoCopy(observed.Object, "metadata", "ownerReferences")
-	return containsByUID(wantRefs, haveRefs)
-}
-
-func shallowCopy(m map[string]interface{}) map[string]interface{} {
-	out := make(map[string]interface{}, len(m))
-	for k, v := range m {
-		out[k] = v
+	skip := "ownerReferences"
+	if recorded != hash {
+		skip = "annotations"
+		if !containsMap(wantMeta, haveMeta, "ownerReferences", skip) ||
+			!containsMap(wantMeta["annotations"].(map[string]any), haveAnnotations, AppliedHashAnnotation) {
+			return false
+		}
+	} else if !containsMap(wantMeta, haveMeta, skip) {
+		return false
 	}
-	return out
+	return containsByUID(wantMeta["ownerReferences"], haveMeta["ownerReferences"])
 }
 
 // contains reports whether have holds every field of want with an equal value, under the
@@ -225,23 +265,7 @@ func contains(want, have interface{}) bool {
 	case nil:
 		return have == nil
 	case map[string]interface{}:
-		h, ok := have.(map[string]interface{})
-		if !ok {
-			return have == nil && len(w) == 0
-		}
-		for k, wv := range w {
-			hv, present := h[k]
-			if !present {
-				if !empty(wv) {
-					return false
-				}
-				continue
-			}
-			if !contains(wv, hv) {
-				return false
-			}
-		}
-		return true
+		return containsMap(w, have)
 	case []interface{}:
 		h, ok := have.([]interface{})
 		if !ok {
@@ -278,6 +302,38 @@ func contains(want, have interface{}) bool {
 		return ok && (w == h || normalizedQuantity(w, h))
 	}
 	return want == have
+}
+
+// containsMap is contains for a map want, leaving out its keys named in skip.
+func containsMap(want map[string]any, have any, skip ...string) bool {
+	h, ok := have.(map[string]any)
+	if !ok {
+		if have != nil {
+			return false
+		}
+		for k := range want {
+			if !slices.Contains(skip, k) {
+				return false
+			}
+		}
+		return true
+	}
+	for k, wv := range want {
+		if slices.Contains(skip, k) {
+			continue
+		}
+		hv, present := h[k]
+		if !present {
+			if !empty(wv) {
+				return false
+			}
+			continue
+		}
+		if !contains(wv, hv) {
+			return false
+		}
+	}
+	return true
 }
 
 // normalizedQuantity reports whether have is the canonical form of the quantity want, as the
