@@ -60,56 +60,103 @@ func (a *Applier) Reconcile(ctx context.Context, res Resource, owner metav1.Owne
 
 // ReconcileStored is Reconcile that also returns the child as it is now stored, as far as
 // this call knows: the server's answer when it applied (Created, Updated), observed when it
-// sent nothing (Unchanged, Skipped), nil when it deleted the child or failed.
+// sent nothing (Unchanged, Skipped), nil when it deleted the child or failed. It is Plan
+// followed, when a request is needed, by Carry.
 func (a *Applier) ReconcileStored(ctx context.Context, res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured, method v1alpha1.ChildUpdateMethod) (Action, *unstructured.Unstructured, error) {
-	switch method {
-	case "", v1alpha1.ChildUpdateOnDelete, v1alpha1.ChildUpdateRecreate, v1alpha1.ChildUpdateInPlace:
-	case v1alpha1.ChildUpdateRollingRecreate, v1alpha1.ChildUpdateRollingInPlace:
-		return Unchanged, nil, fmt.Errorf("%w: %s is not supported yet; use OnDelete, Recreate or InPlace", ErrUnsupportedMethod, method)
-	default:
-		return Unchanged, nil, fmt.Errorf("%w: unknown update method %q", ErrUnsupportedMethod, method)
-	}
-
-	if desired == nil {
-		if observed == nil {
-			return Unchanged, nil, fmt.Errorf("%w: neither a desired nor an observed child", ErrInvalid)
-		}
-		if ref := controllerOf(observed); ref != nil && ref.UID != owner.UID {
-			return Unchanged, nil, fmt.Errorf("%w: %s is controlled by %s %s", ErrNotOwned, describe(res, observed), ref.Kind, ref.Name)
-		}
-		if observed.GetDeletionTimestamp() != nil {
-			return Skipped, observed, nil
-		}
-		if err := a.Delete(ctx, res, observed); err != nil {
-			return Unchanged, nil, err
-		}
-		return Deleted, nil, nil
-	}
-
-	config, hash, err := configuration(owner, desired)
+	step, err := Plan(res, owner, desired, observed, method)
 	if err != nil {
 		return Unchanged, nil, err
 	}
-	if observed == nil {
-		return a.apply(ctx, res, owner, config, hash, nil)
+	if action, stored, done := step.Done(); done {
+		return action, stored, nil
 	}
-	if err := a.checkObserved(res, owner, config, observed); err != nil {
-		return Unchanged, nil, err
-	}
-	if upToDate(config, hash, observed) {
-		return Unchanged, observed, nil
-	}
-	if observed.GetDeletionTimestamp() != nil {
-		return Skipped, observed, nil
-	}
+	return a.Carry(ctx, step)
+}
+
+// Step is one child's reconcile as Plan decided it from the cache alone: either done, with
+// no request needed, or a request for Carry to send. A Step is used once.
+type Step struct {
+	res               Resource
+	owner             metav1.OwnerReference
+	desired, observed *unstructured.Unstructured
+	method            v1alpha1.ChildUpdateMethod
+	config            *unstructured.Unstructured // the configuration to apply, nil when deleting
+	hash              string
+	done              Action // Unchanged or Skipped when no request is needed, else ""
+}
+
+// Done reports whether the step needs no request, and then what Reconcile would say it did
+// and the child as stored.
+func (s *Step) Done() (Action, *unstructured.Unstructured, bool) {
+	return s.done, s.observed, s.done != ""
+}
+
+// Plan decides what Reconcile does for one child without sending a request: what the table
+// in Reconcile's comment says, up to the request. It is pure computation, cheap enough to
+// call for every child at every sync, and safe for concurrent use. Its errors are
+// ErrInvalid, ErrNotOwned and ErrUnsupportedMethod.
+func Plan(res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured, method v1alpha1.ChildUpdateMethod) (*Step, error) {
 	switch method {
-	case v1alpha1.ChildUpdateRecreate:
-		if err := a.delete(ctx, res, observed, true); err != nil {
+	case "", v1alpha1.ChildUpdateOnDelete, v1alpha1.ChildUpdateRecreate, v1alpha1.ChildUpdateInPlace:
+	case v1alpha1.ChildUpdateRollingRecreate, v1alpha1.ChildUpdateRollingInPlace:
+		return nil, fmt.Errorf("%w: %s is not supported yet; use OnDelete, Recreate or InPlace", ErrUnsupportedMethod, method)
+	default:
+		return nil, fmt.Errorf("%w: unknown update method %q", ErrUnsupportedMethod, method)
+	}
+	s := &Step{res: res, owner: owner, desired: desired, observed: observed, method: method}
+	if desired == nil {
+		if observed == nil {
+			return nil, fmt.Errorf("%w: neither a desired nor an observed child", ErrInvalid)
+		}
+		if ref := controllerOf(observed); ref != nil && ref.UID != owner.UID {
+			return nil, fmt.Errorf("%w: %s is controlled by %s %s", ErrNotOwned, describe(res, observed), ref.Kind, ref.Name)
+		}
+		if observed.GetDeletionTimestamp() != nil {
+			s.done = Skipped
+		}
+		return s, nil
+	}
+	config, hash, err := configuration(owner, desired)
+	if err != nil {
+		return nil, err
+	}
+	s.config, s.hash = config, hash
+	if observed == nil {
+		return s, nil
+	}
+	if err := checkObserved(res, owner, config, observed); err != nil {
+		return nil, err
+	}
+	switch {
+	case upToDate(config, hash, observed):
+		s.done = Unchanged
+	case observed.GetDeletionTimestamp() != nil:
+		s.done = Skipped
+	case method != v1alpha1.ChildUpdateRecreate && method != v1alpha1.ChildUpdateInPlace:
+		s.done = Skipped
+	}
+	return s, nil
+}
+
+// Carry sends the request a step that is not done needs, and says what it did as
+// ReconcileStored does; its errors are Apply's and Delete's.
+func (a *Applier) Carry(ctx context.Context, s *Step) (Action, *unstructured.Unstructured, error) {
+	if action, stored, done := s.Done(); done {
+		return action, stored, nil
+	}
+	switch {
+	case s.desired == nil:
+		if err := a.Delete(ctx, s.res, s.observed); err != nil {
 			return Unchanged, nil, err
 		}
 		return Deleted, nil, nil
-	case v1alpha1.ChildUpdateInPlace:
-		return a.apply(ctx, res, owner, config, hash, observed)
+	case s.observed == nil:
+		return a.apply(ctx, s.res, s.owner, s.config, s.hash, nil)
+	case s.method == v1alpha1.ChildUpdateRecreate:
+		if err := a.delete(ctx, s.res, s.observed, true); err != nil {
+			return Unchanged, nil, err
+		}
+		return Deleted, nil, nil
 	}
-	return Skipped, observed, nil
+	return a.apply(ctx, s.res, s.owner, s.config, s.hash, s.observed)
 }

@@ -54,7 +54,7 @@ func (a *Applier) apply(ctx context.Context, res Resource, owner metav1.OwnerRef
 		}
 		return Created, stored, nil
 	}
-	if err := a.checkObserved(res, owner, config, observed); err != nil {
+	if err := checkObserved(res, owner, config, observed); err != nil {
 		return Unchanged, nil, err
 	}
 	if upToDate(config, hash, observed) {
@@ -81,7 +81,7 @@ func (a *Applier) apply(ctx context.Context, res Resource, owner metav1.OwnerRef
 
 // checkObserved refuses to write over an observed object that is not the desired one or is
 // controlled by another owner.
-func (a *Applier) checkObserved(res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured) error {
+func checkObserved(res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured) error {
 	if observed.GetName() != desired.GetName() || observed.GetNamespace() != desired.GetNamespace() {
 		return fmt.Errorf("%w: observed %s is not desired %s", ErrInvalid, describe(res, observed), describe(res, desired))
 	}

@@ -55,10 +55,15 @@ func (r *Runner) gatherRule(plan *claimPlan, i int, namespaced bool, idx cache.I
 		orphans, _ := idx.ByIndex(index.OrphanNamespace, orphanKey)
 		candidates = append(candidates, orphans...)
 	}
-	seen := make(map[string]bool, len(candidates))
+	var seen map[string]bool // names of the candidates, when there are written children to match
+	if len(written) > 0 {
+		seen = make(map[string]bool, len(candidates))
+	}
 	for _, o := range candidates {
 		child := o.(*unstructured.Unstructured)
-		seen[child.GetNamespace()+"/"+child.GetName()] = true
+		if seen != nil {
+			seen[child.GetNamespace()+"/"+child.GetName()] = true
+		}
 		r.decide(plan, i, parent, p, child, true)
 	}
 	for _, w := range written {
@@ -189,16 +194,7 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 	stored := make([]*unstructured.Unstructured, len(ops))
 	actions := make([]apply.Action, len(ops))
 	var mu sync.Mutex // guards errs
-	run := func(n int) {
-		op := ops[n]
-		rule := r.children[op.rule]
-		action, now, err := r.apply.ReconcileStored(ctx, r.applyResource(op.rule), owner, op.desired, op.observed, rule.Method)
-		r.countAction(action)
-		stored[n] = now
-		actions[n] = action
-		if action == apply.Created || action == apply.Updated {
-			r.overlay.recordChild(op.rule, parent.GetUID(), now)
-		}
+	failed := func(op childOp, err error) {
 		if err == nil || op.desired == nil && errors.Is(err, apply.ErrGone) {
 			return
 		}
@@ -210,18 +206,49 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 			errs.add(r.describeChild(op.rule, op.desired), err)
 		}
 	}
-	if len(ops) == 1 {
-		run(0)
-	} else {
+	// Decide every child from the cache first; only the children that need a request are
+	// written, up to childWriters at a time.
+	steps := make([]*apply.Step, len(ops))
+	var writes []int
+	for n, op := range ops {
+		step, err := apply.Plan(r.applyResource(op.rule), owner, op.desired, op.observed, r.children[op.rule].Method)
+		if err != nil {
+			actions[n] = apply.Unchanged
+			r.countAction(apply.Unchanged)
+			failed(op, err)
+			continue
+		}
+		if action, now, done := step.Done(); done {
+			actions[n], stored[n] = action, now
+			r.countAction(action)
+			continue
+		}
+		steps[n] = step
+		writes = append(writes, n)
+	}
+	carry := func(n int) {
+		op := ops[n]
+		action, now, err := r.apply.Carry(ctx, steps[n])
+		r.countAction(action)
+		stored[n] = now
+		actions[n] = action
+		if action == apply.Created || action == apply.Updated {
+			r.overlay.recordChild(op.rule, parent.GetUID(), now)
+		}
+		failed(op, err)
+	}
+	if len(writes) == 1 {
+		carry(writes[0])
+	} else if len(writes) > 1 {
 		sem := make(chan struct{}, childWriters)
 		var wg sync.WaitGroup
-		for n := range ops {
+		for _, n := range writes {
 			wg.Add(1)
 			sem <- struct{}{}
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				run(n)
+				carry(n)
 			}()
 		}
 		wg.Wait()
