@@ -40,6 +40,7 @@ package claim
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -102,10 +103,10 @@ type Mark struct {
 // on reports whether a child carries the mark.
 func (m *Mark) on(c Child) bool {
 	if m.Label {
-		v, ok := c.Labels[m.Key]
+		v, ok := lookup(c.Labels, m.Key)
 		return ok && v == m.Value
 	}
-	v, ok := c.Annotations[m.Key]
+	v, ok := lookup(c.Annotations, m.Key)
 	return ok && v == m.Value
 }
 
@@ -118,9 +119,10 @@ type Child struct {
 	// Namespace is empty for a cluster-scoped child.
 	Namespace       string
 	OwnerReferences []metav1.OwnerReference
-	Labels          map[string]string
-	// Annotations are read only by parents that claim by mark.
-	Annotations map[string]string
+	// Labels may be nil for none.
+	Labels labels.Labels
+	// Annotations are read only by parents that claim by mark; nil for none.
+	Annotations labels.Labels
 	// Deleting is true once the child has a deletionTimestamp.
 	Deleting bool
 }
@@ -136,13 +138,26 @@ func ParentOf(obj metav1.Object, selector labels.Selector) Parent {
 }
 
 // ChildOf describes obj as a candidate child. It shares obj's slices and maps; Decide only
-// reads them.
+// reads them. An unstructured object's labels and annotations are read in place, not copied:
+// every sync describes every child.
 func ChildOf(obj metav1.Object) Child {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		meta, _ := u.Object["metadata"].(map[string]any)
+		l, _ := meta["labels"].(map[string]any)
+		a, _ := meta["annotations"].(map[string]any)
+		return Child{
+			Namespace:       u.GetNamespace(),
+			OwnerReferences: u.GetOwnerReferences(),
+			Labels:          fieldStrings(l),
+			Annotations:     fieldStrings(a),
+			Deleting:        meta["deletionTimestamp"] != nil,
+		}
+	}
 	return Child{
 		Namespace:       obj.GetNamespace(),
 		OwnerReferences: obj.GetOwnerReferences(),
-		Labels:          obj.GetLabels(),
-		Annotations:     obj.GetAnnotations(),
+		Labels:          labels.Set(obj.GetLabels()),
+		Annotations:     labels.Set(obj.GetAnnotations()),
 		Deleting:        obj.GetDeletionTimestamp() != nil,
 	}
 }
@@ -160,7 +175,7 @@ func Decide(parent Parent, child Child) Decision {
 		}
 		return Ignore
 	}
-	matches := parent.Selector != nil && parent.Selector.Matches(labels.Set(child.Labels))
+	matches := parent.Selector != nil && parent.Selector.Matches(orNone(child.Labels))
 	if ref := controllerRef(child.OwnerReferences); ref != nil {
 		switch {
 		case ref.UID != parent.UID:
@@ -188,4 +203,31 @@ func controllerRef(refs []metav1.OwnerReference) *metav1.OwnerReference {
 		}
 	}
 	return nil
+}
+
+// fieldStrings is an object's labels or annotations as the unstructured object holds them,
+// read as labels.Labels; values that are not strings are absent.
+type fieldStrings map[string]any
+
+func (f fieldStrings) Has(key string) bool { _, ok := f.Lookup(key); return ok }
+
+func (f fieldStrings) Get(key string) string { v, _ := f.Lookup(key); return v }
+
+func (f fieldStrings) Lookup(key string) (string, bool) {
+	v, ok := f[key].(string)
+	return v, ok
+}
+
+func lookup(l labels.Labels, key string) (string, bool) {
+	if l == nil {
+		return "", false
+	}
+	return l.Lookup(key)
+}
+
+func orNone(l labels.Labels) labels.Labels {
+	if l == nil {
+		return labels.Set(nil)
+	}
+	return l
 }

@@ -21,12 +21,12 @@ func ref(uid types.UID, controller bool) metav1.OwnerReference {
 
 func TestDecide(t *testing.T) {
 	selector := labels.SelectorFromSet(labels.Set{"app": "a"})
-	matching := map[string]string{"app": "a", "extra": "x"}
-	other := map[string]string{"app": "b"}
+	matching := labels.Set{"app": "a", "extra": "x"}
+	other := labels.Set{"app": "b"}
 	mine := []metav1.OwnerReference{ref(parentUID, true)}
 	theirs := []metav1.OwnerReference{ref(otherUID, true)}
 	mark := &Mark{Key: "metascript.dev/decorator-controller", Value: "d"}
-	marked := map[string]string{mark.Key: "d"}
+	marked := labels.Set{mark.Key: "d"}
 	labelMark := &Mark{Key: "m", Value: "v", Label: true}
 
 	tests := []struct {
@@ -108,7 +108,7 @@ func TestDecide(t *testing.T) {
 		{"mark, mine but unmarked: another controller's child of the parent", Parent{UID: parentUID, Mark: mark},
 			Child{OwnerReferences: mine}, Ignore},
 		{"mark, mine but marked by another controller", Parent{UID: parentUID, Mark: mark},
-			Child{OwnerReferences: mine, Annotations: map[string]string{mark.Key: "other"}}, Ignore},
+			Child{OwnerReferences: mine, Annotations: labels.Set{mark.Key: "other"}}, Ignore},
 		{"mark, marked but another controller's", Parent{UID: parentUID, Mark: mark},
 			Child{OwnerReferences: theirs, Annotations: marked}, Ignore},
 		{"mark, marked orphan is never adopted", Parent{UID: parentUID, Mark: mark},
@@ -116,9 +116,9 @@ func TestDecide(t *testing.T) {
 		{"mark wins over a selector", Parent{UID: parentUID, Mark: mark, Selector: selector},
 			Child{Labels: matching}, Ignore},
 		{"label mark, mine and labelled", Parent{UID: parentUID, Mark: labelMark},
-			Child{OwnerReferences: mine, Labels: map[string]string{"m": "v"}}, Keep},
+			Child{OwnerReferences: mine, Labels: labels.Set{"m": "v"}}, Keep},
 		{"label mark, mine but only annotated", Parent{UID: parentUID, Mark: labelMark},
-			Child{OwnerReferences: mine, Annotations: map[string]string{"m": "v"}}, Ignore},
+			Child{OwnerReferences: mine, Annotations: labels.Set{"m": "v"}}, Ignore},
 		{"mark, namespaced parent, marked child in another namespace", Parent{UID: parentUID, Namespace: "a", Mark: mark},
 			Child{Namespace: "b", OwnerReferences: mine, Annotations: marked}, Ignore},
 	}
@@ -165,7 +165,7 @@ func TestOfObjects(t *testing.T) {
 	parent.SetDeletionTimestamp(&now)
 	child := &unstructured.Unstructured{}
 	child.SetNamespace("a")
-	child.SetLabels(map[string]string{"app": "a"})
+	child.SetLabels(labels.Set{"app": "a"})
 	child.SetOwnerReferences([]metav1.OwnerReference{ref(parentUID, true)})
 	child.SetDeletionTimestamp(&now)
 
@@ -174,7 +174,7 @@ func TestOfObjects(t *testing.T) {
 		t.Errorf("ParentOf = %+v", p)
 	}
 	c := ChildOf(child)
-	if c.Namespace != "a" || !c.Deleting || c.Labels["app"] != "a" || len(c.OwnerReferences) != 1 {
+	if c.Namespace != "a" || !c.Deleting || c.Labels.Get("app") != "a" || len(c.OwnerReferences) != 1 {
 		t.Errorf("ChildOf = %+v", c)
 	}
 	if got := Decide(p, c); got != Keep {
