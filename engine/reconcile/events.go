@@ -83,11 +83,12 @@ func onlyStatusChanged(old, cur any) bool {
 
 // childHandler routes the events of child rule's objects. The echo of the engine's own
 // write (the cache reaching the version the write stored) starts no reconcile: the reconcile
-// that wrote already saw it (writtenOverlay).
+// that wrote already saw it (writtenOverlay). Nor do the adds of the handler's initial list:
+// every parent is enqueued by its own, and a child's events only ever reconcile parents.
 func (r *Runner) childHandler(rule int) cache.ResourceEventHandler {
 	filter, _ := r.cfg.Kind.(ChildFilter)
 	routes := func(u *unstructured.Unstructured) bool { return filter == nil || filter.RoutesChild(u) }
-	return cache.ResourceEventHandlerFuncs{
+	return laterAdds{cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if u, ok := obj.(*unstructured.Unstructured); ok && routes(u) && !r.overlay.echo(rule, u) {
 				r.routeChild(u)
@@ -131,6 +132,19 @@ func (r *Runner) childHandler(rule int) cache.ResourceEventHandler {
 				r.routeOwned(u, ref.APIVersion, ref.Kind, ref.Name)
 			}
 		},
+	}}
+}
+
+// laterAdds is a handler that ignores the adds of its initial list: when a controller
+// starts, or is replaced after an edit, with every child already cached, those would only
+// enqueue again parents that are enqueued already, and reconcile again the ones done since.
+type laterAdds struct {
+	cache.ResourceEventHandlerFuncs
+}
+
+func (h laterAdds) OnAdd(obj any, isInInitialList bool) {
+	if !isInInitialList {
+		h.ResourceEventHandlerFuncs.OnAdd(obj, false)
 	}
 }
 
