@@ -17,7 +17,7 @@ SCALE_CHILDREN = $(if $(filter file,$(origin CHILDREN)),5,$(CHILDREN))
 SCALE_FLAGS ?=
 
 .PHONY: help build generate controlplane cluster-up cluster-down demo test test-unit test-race \
-        test-integration test-e2e vet bench bench-hooks bench-converge bench-map bench-scale clean
+        test-integration test-e2e vet bench bench-hooks bench-engine bench-converge bench-map bench-scale clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -55,7 +55,10 @@ test-race: ## unit tests under the race detector
 test-integration: controlplane ## engine, integration and e2e tests against a real kube-apiserver and etcd
 	$(GO) test -count=1 -timeout 30m -p 1 ./engine/... ./test/... ./examples/...
 
-bench: bench-hooks ## every benchmark that needs no cluster
+bench: bench-hooks bench-engine ## every benchmark that needs no cluster
+
+bench-engine: ## a no-op sync of a converged parent, the up-to-date check, routing a related-object event
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/...
 
 bench-hooks: ## hook calls (go, starlark, javascript, webhook; 10 and 1000 children) and runaway hooks
 	$(GO) test -run '^$$' -bench 'Sync|Runaway' -benchmem ./scripting/bench/

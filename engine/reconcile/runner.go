@@ -347,11 +347,17 @@ func (r *Runner) resyncEvery(ctx context.Context, period time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for i, p := range r.parents {
-				for _, key := range p.informer.Indexer().ListKeys() {
-					r.queue.Add(Request{Resource: i, Key: key})
-				}
-			}
+			r.Resync()
+		}
+	}
+}
+
+// Resync enqueues every cached parent, as each tick of the resync period does. It is safe
+// for concurrent use once Start has returned.
+func (r *Runner) Resync() {
+	for i, p := range r.parents {
+		for _, key := range p.informer.Indexer().ListKeys() {
+			r.queue.Add(Request{Resource: i, Key: key})
 		}
 	}
 }
