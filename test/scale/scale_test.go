@@ -44,7 +44,7 @@ var (
 	flagParents  = flag.Int("parents", 2000, "parents (TestScale runs only when this flag or METASCRIPT_SCALE is set)")
 	flagChildren = flag.Int("children", 5, "ConfigMap children per parent")
 	flagWorkers  = flag.Int("workers", 5, "engine workers, and goroutines of the floor program")
-	flagPprof    = flag.Bool("pprof", false, "save 30 s CPU profiles of the API server from the floor's start, and of the engine and the API server from the engine's start")
+	flagPprof    = flag.Bool("pprof", false, "save 30 s CPU profiles of the API server from the floor's start, of the engine and the API server from the engine's start, and 5 s of the engine from the no-op resync's start")
 	flagApply    = flag.Bool("floor-apply", false, "the floor writes the children by server-side apply, as the engine does, instead of create")
 	flagWriters  = flag.Int("floor-child-writers", 1, "how many of a parent's children the floor writes at once (the engine: up to 8)")
 	flagAuditLog = flag.String("audit-log", "", "keep the API server's audit log in this file (default: a temporary file, removed)")
@@ -69,8 +69,12 @@ const (
 	queue        = "compositecontroller/" + controller
 )
 
-// profileSeconds is the length of the -pprof profiles.
-const profileSeconds = 30
+// profileSeconds is the length of the -pprof profiles of the floor and the cold start;
+// resyncProfileSeconds of the engine's from the start of the no-op resync.
+const (
+	profileSeconds       = 30
+	resyncProfileSeconds = 5
+)
 
 type params struct {
 	parents, children, workers int
@@ -395,9 +399,19 @@ func run(t *testing.T, p params) *result {
 	before := b.reconciles(ctx)
 	b.read(b.mark())
 	start = b.mark()
+	if p.pprof {
+		file := filepath.Join(b.pprofDir, "engine.resync.cpu.pprof")
+		go func() { profiled <- b.engine.profile(ctx, resyncProfileSeconds, file) }()
+		r.profiles = append(r.profiles, file)
+	}
 	generation := b.editHook(ctx)
 	b.waitResynced(phaseCtx, generation, before+float64(p.parents))
 	end = b.settle(phaseCtx)
+	if p.pprof {
+		if err := <-profiled; err != nil {
+			t.Errorf("profile: %v", err)
+		}
+	}
 	r.resync.took = end.at.Sub(start.at)
 	r.resync.costs(start, end)
 	r.resync.requests = b.read(end)
