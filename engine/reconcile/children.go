@@ -64,7 +64,7 @@ func (r *Runner) gatherRule(plan *claimPlan, i int, namespaced bool, idx cache.I
 		if seen != nil {
 			seen[child.GetNamespace()+"/"+child.GetName()] = true
 		}
-		r.decide(plan, i, parent, p, child, true)
+		r.decide(plan, i, idx, parent, p, child, true)
 	}
 	for _, w := range written {
 		if seen[w.GetNamespace()+"/"+w.GetName()] {
@@ -77,7 +77,7 @@ func (r *Runner) gatherRule(plan *claimPlan, i int, namespaced bool, idx cache.I
 		if cached, ok, _ := idx.GetByKey(key); ok {
 			// It reached the cache since the index was read: keep it if it is the parent's,
 			// but claim nothing on so late a sight.
-			r.decide(plan, i, parent, p, cached.(*unstructured.Unstructured), false)
+			r.decide(plan, i, idx, parent, p, cached.(*unstructured.Unstructured), false)
 			continue
 		}
 		plan.observed[i] = append(plan.observed[i], w)
@@ -85,13 +85,17 @@ func (r *Runner) gatherRule(plan *claimPlan, i int, namespaced bool, idx cache.I
 }
 
 // decide adds child to plan as the decision table says; only Keep when claims is false.
-func (r *Runner) decide(plan *claimPlan, rule int, parent *unstructured.Unstructured, p claim.Parent,
+func (r *Runner) decide(plan *claimPlan, rule int, idx cache.Indexer, parent *unstructured.Unstructured, p claim.Parent,
 	child *unstructured.Unstructured, claims bool) {
 	switch d := claim.Decide(p, claim.ChildOf(child)); {
 	case d == claim.Keep:
-		// The engine's own write of it, when the cache has not seen that yet.
+		// The engine's own write of it, when the cache has not seen that yet. Else the
+		// cache's latest: the echo of that write may have reached the cache, and ended the
+		// write's entry, after the index was read.
 		if written, ok := r.overlay.view(rule, parent.GetUID(), child.GetNamespace(), child.GetName(), child); ok {
 			child = written
+		} else if latest := latestOf(idx, child); latest != nil && claim.Decide(p, claim.ChildOf(latest)) == claim.Keep {
+			child = latest
 		}
 		plan.observed[rule] = append(plan.observed[rule], child)
 	case d == claim.Adopt && claims:
@@ -100,6 +104,23 @@ func (r *Runner) decide(plan *claimPlan, rule int, parent *unstructured.Unstruct
 	case d == claim.Release && claims:
 		plan.release = append(plan.release, pending{rule: rule, obj: child})
 	}
+}
+
+// latestOf returns the object idx holds now under child's name, if it is child at a newer
+// resourceVersion; else nil.
+func latestOf(idx cache.Indexer, child *unstructured.Unstructured) *unstructured.Unstructured {
+	key := child.GetName()
+	if ns := child.GetNamespace(); ns != "" {
+		key = ns + "/" + key
+	}
+	obj, ok, _ := idx.GetByKey(key)
+	if !ok {
+		return nil
+	}
+	if u := obj.(*unstructured.Unstructured); u != child && older(child, u) {
+		return u
+	}
+	return nil
 }
 
 // carryOutClaims adopts and releases as planned. It returns the children whose adoption

@@ -26,6 +26,20 @@ type staleIndex struct{ cache.Indexer }
 
 func (staleIndex) ByIndex(string, string) ([]any, error) { return nil, nil }
 
+// behindIndex answers index queries with an older version of the objects it holds, as an
+// index read just before an informer stores a newer version does.
+type behindIndex struct {
+	cache.Indexer
+	old *unstructured.Unstructured
+}
+
+func (b behindIndex) ByIndex(name, value string) ([]any, error) {
+	if name == index.ControllerUID {
+		return []any{b.old}, nil
+	}
+	return b.Indexer.ByIndex(name, value)
+}
+
 func childObject(name, rv string, owner types.UID) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
 	u.SetNamespace("ns")
@@ -51,6 +65,7 @@ func TestGatherSeesWrittenChildren(t *testing.T) {
 		written *unstructured.Unstructured // recorded as the parent's write
 		cached  *unstructured.Unstructured // in the cache
 		stale   bool                       // the index read misses cached
+		behind  *unstructured.Unstructured // the index read gives this older version of cached
 		deleted bool                       // the cache reported the written object deleted
 		want    string                     // resourceVersion seen, "" for none
 	}{
@@ -64,6 +79,10 @@ func TestGatherSeesWrittenChildren(t *testing.T) {
 			cached: childObject("a", "9", theirs), stale: true},
 		{name: "deleted", written: childObject("a", "5", mine), deleted: true},
 		{name: "only in the cache", cached: childObject("a", "3", mine), want: "3"},
+		{name: "echo reached the cache between the reads", written: childObject("a", "5", mine), deleted: true,
+			cached: childObject("a", "5", mine), behind: childObject("a", "4", mine), want: "5"},
+		{name: "cache moved on between the reads", cached: childObject("a", "6", mine),
+			behind: childObject("a", "4", mine), want: "6"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,6 +105,9 @@ func TestGatherSeesWrittenChildren(t *testing.T) {
 			var idx cache.Indexer = store
 			if tt.stale {
 				idx = staleIndex{store}
+			}
+			if tt.behind != nil {
+				idx = behindIndex{store, tt.behind}
 			}
 			plan := claimPlan{observed: map[int][]*unstructured.Unstructured{}}
 			r.gatherRule(&plan, 0, true, idx, parent, p)
