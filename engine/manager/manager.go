@@ -132,18 +132,35 @@ func (m *Manager) Run(ctx context.Context) error {
 		defer k.informer.RemoveEventHandler(reg)
 		synced = append(synced, k.informer.HasSynced)
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return ctx.Err()
-	}
-	initial := 0
-	for _, k := range m.kinds {
-		initial += len(k.informer.Indexer().ListKeys())
-	}
+	// Each kind's controllers start as their informer delivers them: a kind whose watch is
+	// slow to open (a custom resource's watch cache is built on the first request) holds up
+	// no other. Ready waits for every kind's initial list and as many syncs.
 	var done atomic.Int64
-	if initial == 0 {
-		m.ready.Store(true)
+	initial := int64(-1) // unknown until every kind has listed
+	var initialMu sync.Mutex
+	checkReady := func() {
+		initialMu.Lock()
+		defer initialMu.Unlock()
+		if initial >= 0 && done.Load() >= initial {
+			m.ready.Store(true)
+		}
 	}
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+			return
+		}
+		n := 0
+		for _, k := range m.kinds {
+			n += len(k.informer.Indexer().ListKeys())
+		}
+		initialMu.Lock()
+		initial = int64(n)
+		initialMu.Unlock()
+		checkReady()
+	}()
 	for range 2 {
 		wg.Add(1)
 		go func() {
@@ -160,9 +177,8 @@ func (m *Manager) Run(ctx context.Context) error {
 					m.queue.Forget(k)
 				}
 				m.queue.Done(k)
-				if done.Add(1) >= int64(initial) {
-					m.ready.Store(true)
-				}
+				done.Add(1)
+				checkReady()
 			}
 		}()
 	}
