@@ -53,6 +53,7 @@ var (
 var (
 	mirrors     = schema.GroupVersionResource{Group: "bench.metascript.dev", Version: "v1", Resource: "mirrors"}
 	controllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "mapcontrollers"}
+	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	// engineMetrics is shared by the engines of one test process: client-go's work queues
 	// report to the first Metrics made.
 	engineMetrics = sync.OnceValue(metrics.New)
@@ -138,6 +139,11 @@ func bench(t *testing.T, p params) {
 		t.Fatal(err)
 	}
 	outputs := watchOutputs(t, ctx, kube, "engine")
+	if err := enginetest.WarmWatchCaches(ctx, admin, mirrors, controllers, configMaps,
+		schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"},
+		schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "decoratorcontrollers"}); err != nil {
+		t.Fatal(err)
+	}
 
 	eng, err := engine.New(engine.Options{
 		Config:         limited,

@@ -351,7 +351,9 @@ func run(t *testing.T, p params) *result {
 	if obs, err = observe(ctx, observerCfg, "engine", p.parents, p.children); err != nil {
 		t.Fatal(err)
 	}
-	b.warmWatchCaches(ctx, controllers, decoratorControllers, mapControllers, fanouts, configMaps)
+	if err := enginetest.WarmWatchCaches(ctx, b.admin, controllers, decoratorControllers, mapControllers, fanouts, configMaps); err != nil {
+		t.Fatal(err)
+	}
 	defer obs.end()
 	b.read(b.mark())
 	start = b.mark()
@@ -575,34 +577,6 @@ func (b *bench) deleteAll(ctx context.Context, ns string) {
 			case <-ctx.Done():
 				b.t.Fatalf("%s of %s not deleted: %v", gvr.Resource, ns, ctx.Err())
 			case <-time.After(200 * time.Millisecond):
-			}
-		}
-	}
-}
-
-// warmWatchCaches opens and closes a streaming watch of each resource, retrying while the
-// API server answers 429: it builds a custom resource's watch cache on the first request,
-// and until it is ready it asks watches to come back a second later. The engine, which waits
-// for all its controller kinds' caches before syncing any parent, would otherwise start a
-// second late because of a resource that has no objects.
-func (b *bench) warmWatchCaches(ctx context.Context, gvrs ...schema.GroupVersionResource) {
-	b.t.Helper()
-	yes := true
-	for _, gvr := range gvrs {
-		for {
-			w, err := b.admin.Resource(gvr).Watch(ctx, metav1.ListOptions{SendInitialEvents: &yes,
-				ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
-			if err == nil {
-				w.Stop()
-				break
-			}
-			if !apierrors.IsTooManyRequests(err) {
-				b.t.Fatalf("watching %s: %v", gvr.Resource, err)
-			}
-			select {
-			case <-ctx.Done():
-				b.t.Fatal(ctx.Err())
-			case <-time.After(100 * time.Millisecond):
 			}
 		}
 	}
