@@ -3,6 +3,7 @@ package apply
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -130,11 +131,24 @@ func setOwner(config *unstructured.Unstructured, owner metav1.OwnerReference) er
 	return nil
 }
 
-// normalizedCopy returns a deep copy of m in the shape JSON decoding gives it (what
-// utiljson.Unmarshal makes of json.Marshal(m)): maps, slices, strings, booleans, nil, int64
-// for integral numbers that fit and float64 for other numbers. The values hooks return
-// already have that shape, so it is copied directly; anything else goes through JSON.
+// normalizedCopy returns m in the shape JSON decoding gives it (what utiljson.Unmarshal
+// makes of json.Marshal(m)): maps, slices, strings, booleans, nil, int64 for integral
+// numbers that fit and float64 for other numbers. Its top level, metadata and
+// metadata.annotations are maps of its own, which configuration changes; below them it
+// shares m's values when they have that shape already, as a hook's answers do, and is a deep
+// copy otherwise. Neither m nor the result may be changed below those three maps.
 func normalizedCopy(m map[string]interface{}) (map[string]interface{}, error) {
+	if isNormalized(m) {
+		c := maps.Clone(m)
+		if meta, ok := c["metadata"].(map[string]any); ok {
+			meta = maps.Clone(meta)
+			if a, ok := meta["annotations"].(map[string]any); ok {
+				meta["annotations"] = maps.Clone(a)
+			}
+			c["metadata"] = meta
+		}
+		return c, nil
+	}
 	if c, ok := normalized(m); ok {
 		return c.(map[string]interface{}), nil
 	}
@@ -147,6 +161,33 @@ func normalizedCopy(m map[string]interface{}) (map[string]interface{}, error) {
 		return nil, fmt.Errorf("%w: desired object is not JSON: %v", ErrInvalid, err)
 	}
 	return obj, nil
+}
+
+// isNormalized reports whether v already has the shape normalized gives, without copying.
+func isNormalized(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if !isNormalized(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !isNormalized(e) {
+				return false
+			}
+		}
+		return true
+	case string, bool, int64, nil:
+		return true
+	case float64:
+		n, ok := normalized(x)
+		_, stays := n.(float64)
+		return ok && stays
+	}
+	return false
 }
 
 // normalized copies v as normalizedCopy does; ok is false for a value of another type or a

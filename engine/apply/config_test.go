@@ -265,3 +265,34 @@ func TestNormalizedMatchesJSON(t *testing.T) {
 		t.Errorf("typed values: got %#v, %v", got, err)
 	}
 }
+
+// TestConfigurationSharesNothingItChanges checks, for a desired object already in
+// normalized form (whose values configuration shares rather than copies, as hook answers
+// are), that building its configuration changes nothing in it.
+func TestConfigurationSharesNothingItChanges(t *testing.T) {
+	desired := map[string]any{
+		"apiVersion": "test.metascript.dev/v1", "kind": "Widget",
+		"metadata": map[string]any{
+			"name": "child", "namespace": "ns", "uid": "stale", "resourceVersion": "1",
+			"labels":      map[string]any{"app": "a"},
+			"annotations": map[string]any{AppliedHashAnnotation: "stale", "note": "kept"},
+		},
+		"spec": map[string]any{"size": int64(3), "ratio": 0.5, "tags": []any{"x", map[string]any{"k": "v"}}},
+	}
+	if !isNormalized(desired) {
+		t.Fatal("the fixture is not in normalized form; the test would not test sharing")
+	}
+	before, _ := json.Marshal(desired)
+	for range 2 { // the second time sees what the first may have left
+		config, hash, err := configuration(testOwner, &unstructured.Unstructured{Object: desired})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after, _ := json.Marshal(desired); string(after) != string(before) {
+			t.Fatalf("configuration modified desired:\n%s\n%s", before, after)
+		}
+		if a := config.GetAnnotations(); a[AppliedHashAnnotation] != hash || a["note"] != "kept" {
+			t.Errorf("annotations = %v", a)
+		}
+	}
+}
