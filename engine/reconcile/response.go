@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,7 +95,7 @@ func Objects(resp map[string]any, field string, parent *unstructured.Unstructure
 	}
 	seen := make(map[string]int, len(list))
 	for i, item := range list {
-		path := fmt.Sprintf("%s[%d]", field, i)
+		path := field + "[" + strconv.Itoa(i) + "]"
 		obj, ok := item.(map[string]any)
 		if !ok {
 			return nil, Invalid(path, "expected an object, got %s", TypeName(item))
@@ -109,7 +110,7 @@ func Objects(resp map[string]any, field string, parent *unstructured.Unstructure
 				return nil, err
 			}
 		}
-		id := fmt.Sprintf("%d/%s/%s", ri, child.GetNamespace(), child.GetName())
+		id := strconv.Itoa(ri) + "/" + child.GetNamespace() + "/" + child.GetName()
 		if j, dup := seen[id]; dup {
 			return nil, Invalid(path, "duplicate of %s[%d] (%s %s)", field, j, child.GetKind(), child.GetName())
 		}
