@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // canonicalHash returns the hex SHA-256 of json.Marshal(v), byte for byte, for v of the
@@ -14,13 +15,27 @@ import (
 // configuration; a string that needs escaping, a float and any other type are encoded by
 // json.Marshal itself, so the bytes never differ. An error is json.Marshal's.
 func canonicalHash(v any) (string, error) {
-	buf, err := appendCanonical(make([]byte, 0, 1024), v)
+	bp := canonicalBuffers.Get().(*[]byte)
+	buf, err := appendCanonical((*bp)[:0], v)
+	var sum [sha256.Size]byte
+	if err == nil {
+		sum = sha256.Sum256(buf)
+	}
+	if cap(buf) <= maxPooledBuffer {
+		*bp = buf
+		canonicalBuffers.Put(bp) // only once nothing reads buf any more
+	}
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(buf)
 	return hex.EncodeToString(sum[:]), nil
 }
+
+// canonicalBuffers recycles canonicalHash's buffers, up to maxPooledBuffer bytes: a
+// configuration's bytes are only hashed.
+const maxPooledBuffer = 64 << 10
+
+var canonicalBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 func appendCanonical(buf []byte, v any) ([]byte, error) {
 	switch x := v.(type) {

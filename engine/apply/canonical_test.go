@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math"
+	"strings"
+	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,4 +113,26 @@ func TestConfigurationHashUnchanged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCanonicalHashConcurrent checks that concurrent calls, which share the pooled
+// buffers, each hash their own value.
+func TestCanonicalHashConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				v := map[string]any{"g": int64(g), "i": int64(i), "pad": strings.Repeat("x", i*10)}
+				raw, _ := json.Marshal(v)
+				sum := sha256.Sum256(raw)
+				if got, _ := canonicalHash(v); got != hex.EncodeToString(sum[:]) {
+					t.Errorf("goroutine %d, value %d: wrong hash", g, i)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
