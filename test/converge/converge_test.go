@@ -117,14 +117,29 @@ func converge(t *testing.T, controller string, p params) {
 		p.parents, p.children, p.parents*p.children, p.workers, p.qps, p.burst)
 
 	createNamespace(t, admin, "baseline")
-	bare, err := bareClientGo(ctx, limited, "baseline", p.parents, p.children, p.workers, false)
+	bare, err := bareClientGo(ctx, limited, "baseline", p.parents, p.children, p.workers, false, false)
 	if err != nil {
 		t.Fatalf("bare client-go: %v", err)
 	}
 	createNamespace(t, admin, "baseline-apply")
-	bareApply, err := bareClientGo(ctx, limited, "baseline-apply", p.parents, p.children, p.workers, true)
+	bareApply, err := bareClientGo(ctx, limited, "baseline-apply", p.parents, p.children, p.workers, true, false)
 	if err != nil {
 		t.Fatalf("bare client-go, server-side apply: %v", err)
+	}
+	// Like for like with a hook that returns status: the same creates, and one status write
+	// per parent.
+	var bareStatus time.Duration
+	if p.status {
+		createNamespace(t, admin, "baseline-status")
+		createParents(t, ctx, admin, "baseline-status", p)
+		if bareStatus, err = bareClientGo(ctx, limited, "baseline-status", p.parents, p.children, p.workers, false, true); err != nil {
+			t.Fatalf("bare client-go, with status writes: %v", err)
+		}
+		// The engine would reconcile these parents too (and adopt their children).
+		if err := admin.Resource(fanouts).Namespace("baseline-status").DeleteCollection(ctx,
+			metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	// The engine starts cold: the controller and every parent exist, nothing is cached, no
@@ -173,6 +188,10 @@ func converge(t *testing.T, controller string, p params) {
 		took.Seconds(), first.Sub(start).Seconds(), total, formatVerbs(byVerb))
 	t.Logf("  ratio engine / bare client-go create:   %7.2f    (target ≤ 1.2)", took.Seconds()/bare.Seconds())
 	t.Logf("  ratio engine / bare client-go apply:    %7.2f", took.Seconds()/bareApply.Seconds())
+	if p.status {
+		t.Logf("  bare client-go, create and status:      %7.2fs (one status write per parent, as the engine makes)", bareStatus.Seconds())
+		t.Logf("  ratio engine / bare create and status:  %7.2f", took.Seconds()/bareStatus.Seconds())
+	}
 	t.Logf("  client rate-limit floor: engine's %d requests %6.2fs, the baseline's %d %6.2fs ((requests − Burst) / QPS)",
 		total, floor(total, p), p.parents*p.children, floor(p.parents*p.children, p))
 	t.Logf("  engine requests while converging:\n%s", format(convergeCounts, "    "))
