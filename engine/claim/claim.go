@@ -143,13 +143,11 @@ func ParentOf(obj metav1.Object, selector labels.Selector) Parent {
 func ChildOf(obj metav1.Object) Child {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		meta, _ := u.Object["metadata"].(map[string]any)
-		l, _ := meta["labels"].(map[string]any)
-		a, _ := meta["annotations"].(map[string]any)
 		return Child{
 			Namespace:       u.GetNamespace(),
 			OwnerReferences: u.GetOwnerReferences(),
-			Labels:          fieldStrings(l),
-			Annotations:     fieldStrings(a),
+			Labels:          LabelsOf(u),
+			Annotations:     annotationsOf(u),
 			Deleting:        meta["deletionTimestamp"] != nil,
 		}
 	}
@@ -203,6 +201,20 @@ func controllerRef(refs []metav1.OwnerReference) *metav1.OwnerReference {
 		}
 	}
 	return nil
+}
+
+// LabelsOf returns u's labels as labels.Labels, read in place rather than copied as
+// GetLabels does; values that are not strings are absent. u must not change while in use.
+func LabelsOf(u *unstructured.Unstructured) labels.Labels {
+	meta, _ := u.Object["metadata"].(map[string]any)
+	l, _ := meta["labels"].(map[string]any)
+	return fieldStrings(l)
+}
+
+func annotationsOf(u *unstructured.Unstructured) labels.Labels {
+	meta, _ := u.Object["metadata"].(map[string]any)
+	a, _ := meta["annotations"].(map[string]any)
+	return fieldStrings(a)
 }
 
 // fieldStrings is an object's labels or annotations as the unstructured object holds them,

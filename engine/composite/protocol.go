@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/reconcile"
 )
 
@@ -88,7 +89,7 @@ func parseResponse(resp map[string]any, parent *unstructured.Unstructured, rules
 			if len(extraLabels) > 0 {
 				reconcile.SetStrings(child, "labels", extraLabels)
 			}
-			if !selector.Matches(labels.Set(child.GetLabels())) {
+			if !selector.Matches(claim.LabelsOf(child)) {
 				return reconcile.Invalid(path+".metadata.labels", "%v do not match the parent's selector %q (the child would be orphaned at once)",
 					child.GetLabels(), selector.String())
 			}
