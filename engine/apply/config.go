@@ -28,11 +28,13 @@ func OwnerRef(parent *unstructured.Unstructured) metav1.OwnerReference {
 }
 
 // configuration returns the object Apply sends for desired and the hash it records: a
-// normalized deep copy of desired without server-owned metadata, whose ownerReferences hold
-// owner as the ControllerRef (replacing any entry with owner's UID, keeping the other plain
-// owner references the hook listed), and whose AppliedHashAnnotation holds the SHA-256 of
-// that configuration without the annotation. Normalizing through JSON makes the hash and the
-// comparison independent of the Go types the hook's converter produced (int vs int64).
+// normalized copy of desired without server-owned metadata, whose ownerReferences hold owner
+// as the ControllerRef (replacing any entry with owner's UID, keeping the other plain owner
+// references the hook listed), and whose AppliedHashAnnotation holds the SHA-256 of that
+// configuration without the annotation. Normalizing makes the hash and the comparison
+// independent of the Go types the hook's converter produced (int vs int64). The copy shares
+// desired's values below its top level, metadata and annotations (see normalizedCopy), so
+// neither may be changed there afterwards.
 func configuration(owner metav1.OwnerReference, desired *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
 	if owner.UID == "" || owner.APIVersion == "" || owner.Kind == "" || owner.Name == "" {
 		return nil, "", fmt.Errorf("%w: owner reference needs apiVersion, kind, name and uid: %+v", ErrInvalid, owner)
