@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	goruntime "runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -93,7 +94,7 @@ func BenchmarkNoopSync(b *testing.B) {
 	for last := -1.0; last != reconciles(); time.Sleep(200 * time.Millisecond) {
 		last = reconciles()
 	}
-	cpu := processCPU(b)
+	cpu, allocated := processCPU(b), processAllocated()
 	b.ResetTimer()
 	for b.Loop() {
 		want := reconciles() + parents
@@ -103,6 +104,7 @@ func BenchmarkNoopSync(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*parents), "ns/sync")
 	b.ReportMetric(float64((processCPU(b)-cpu).Nanoseconds())/float64(b.N*parents), "cpu-ns/sync")
+	b.ReportMetric(float64(processAllocated()-allocated)/float64(b.N*parents), "B/sync")
 	if errs := testutil.ToFloat64(m.Reconciles.WithLabelValues("compositecontroller/scale", "error")); errs > 0 {
 		b.Fatalf("%v reconciles failed", errs)
 	}
@@ -145,6 +147,14 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// processAllocated is the bytes the process has allocated so far; unlike times, the bytes a
+// sync allocates do not vary with the machine's load.
+func processAllocated() uint64 {
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	return ms.TotalAlloc
 }
 
 func waitFor(b *testing.B, done func() bool) {
