@@ -77,7 +77,6 @@ func (a *Applier) ReconcileStored(ctx context.Context, res Resource, owner metav
 // no request needed, or a request for Carry to send. A Step is used once.
 type Step struct {
 	res               Resource
-	owner             metav1.OwnerReference
 	desired, observed *unstructured.Unstructured
 	method            v1alpha1.ChildUpdateMethod
 	config            *unstructured.Unstructured // the configuration to apply, nil when deleting
@@ -103,7 +102,7 @@ func Plan(res Resource, owner metav1.OwnerReference, desired, observed *unstruct
 	default:
 		return nil, fmt.Errorf("%w: unknown update method %q", ErrUnsupportedMethod, method)
 	}
-	s := &Step{res: res, owner: owner, desired: desired, observed: observed, method: method}
+	s := &Step{res: res, desired: desired, observed: observed, method: method}
 	if desired == nil {
 		if observed == nil {
 			return nil, fmt.Errorf("%w: neither a desired nor an observed child", ErrInvalid)
@@ -151,12 +150,12 @@ func (a *Applier) Carry(ctx context.Context, s *Step) (Action, *unstructured.Uns
 		}
 		return Deleted, nil, nil
 	case s.observed == nil:
-		return a.apply(ctx, s.res, s.owner, s.config, s.hash, nil)
+		return a.write(ctx, s.res, s.config, s.hash, nil)
 	case s.method == v1alpha1.ChildUpdateRecreate:
 		if err := a.delete(ctx, s.res, s.observed, true); err != nil {
 			return Unchanged, nil, err
 		}
 		return Deleted, nil, nil
 	}
-	return a.apply(ctx, s.res, s.owner, s.config, s.hash, s.observed)
+	return a.write(ctx, s.res, s.config, s.hash, s.observed) // Plan checked it and found it out of date
 }

@@ -43,6 +43,21 @@ func (a *Applier) Apply(ctx context.Context, res Resource, owner metav1.OwnerRef
 // the server's answer when it wrote, observed when nothing was sent, nil on error.
 func (a *Applier) apply(ctx context.Context, res Resource, owner metav1.OwnerReference, config *unstructured.Unstructured,
 	hash string, observed *unstructured.Unstructured) (Action, *unstructured.Unstructured, error) {
+	if observed != nil {
+		if err := checkObserved(res, owner, config, observed); err != nil {
+			return Unchanged, nil, err
+		}
+		if upToDate(config, hash, observed) {
+			return Unchanged, observed, nil
+		}
+	}
+	return a.write(ctx, res, config, hash, observed)
+}
+
+// write creates config when observed is nil, else applies it over observed, which the caller
+// has checked (checkObserved) and found out of date; it returns what apply does.
+func (a *Applier) write(ctx context.Context, res Resource, config *unstructured.Unstructured, hash string,
+	observed *unstructured.Unstructured) (Action, *unstructured.Unstructured, error) {
 	client, err := a.resourceFor(res, config)
 	if err != nil {
 		return Unchanged, nil, err
@@ -53,12 +68,6 @@ func (a *Applier) apply(ctx context.Context, res Resource, owner metav1.OwnerRef
 			return Unchanged, nil, err
 		}
 		return Created, stored, nil
-	}
-	if err := checkObserved(res, owner, config, observed); err != nil {
-		return Unchanged, nil, err
-	}
-	if upToDate(config, hash, observed) {
-		return Unchanged, observed, nil
 	}
 	if created(observed) {
 		if err := a.adoptCreatedFields(ctx, res, client, observed); err != nil {
