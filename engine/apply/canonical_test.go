@@ -93,8 +93,6 @@ func TestConfigurationHashUnchanged(t *testing.T) {
 		"string annotations":     object(map[string]any{"annotations": map[string]any{"a": "1", "b": "<x>"}}),
 		"empty annotations":      object(map[string]any{"annotations": map[string]any{}}),
 		"null annotations":       object(map[string]any{"annotations": nil}),
-		"null annotation value":  object(map[string]any{"annotations": map[string]any{"a": nil}}),
-		"number annotation":      object(map[string]any{"annotations": map[string]any{"a": int64(1), "b": "x"}}),
 		"an old hash annotation": object(map[string]any{"annotations": map[string]any{AppliedHashAnnotation: "old", "a": "x"}}),
 		"server fields":          object(map[string]any{"uid": "u", "resourceVersion": "7", "labels": map[string]any{"l": "v"}}),
 		"other owners": object(map[string]any{"ownerReferences": []any{

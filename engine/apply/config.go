@@ -56,43 +56,27 @@ func configuration(owner metav1.OwnerReference, desired *unstructured.Unstructur
 		return nil, "", err
 	}
 
-	// The usual cases, no annotations or string ones, are done in place (the map is this
-	// configuration's own copy); the rest goes through unstructured's accessors, whose
-	// handling of null and non-string values the recorded hashes were made with.
-	a, isMap := meta["annotations"].(map[string]any)
-	_, listed := meta["annotations"]
-	if !listed || isMap && stringValues(a) {
-		delete(a, AppliedHashAnnotation)
-		hash, err := canonicalHash(config.Object)
-		if err != nil {
-			return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
-		}
-		if a == nil {
-			a = map[string]any{}
-			meta["annotations"] = a
-		}
-		a[AppliedHashAnnotation] = hash
-		return config, hash, nil
+	// The annotations map is this configuration's own copy (normalizedCopy), so the hash
+	// annotation is set in place. An absent or null one hashes as it is and gets a new map.
+	annotations, isMap := meta["annotations"].(map[string]any)
+	if meta["annotations"] != nil && !(isMap && stringValues(annotations)) {
+		return nil, "", fmt.Errorf("%w: desired %s %s: metadata.annotations must map strings to strings",
+			ErrInvalid, config.GetKind(), config.GetName())
 	}
-	annotations := config.GetAnnotations()
-	if _, ok := annotations[AppliedHashAnnotation]; ok {
-		delete(annotations, AppliedHashAnnotation)
-		config.SetAnnotations(annotations)
-	}
+	delete(annotations, AppliedHashAnnotation)
 	hash, err := canonicalHash(config.Object)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if annotations == nil {
-		annotations = map[string]string{}
+		annotations = map[string]any{}
+		meta["annotations"] = annotations
 	}
 	annotations[AppliedHashAnnotation] = hash
-	config.SetAnnotations(annotations)
 	return config, hash, nil
 }
 
-// stringValues reports whether every value of m is a string, so that m is what
-// unstructured's annotation accessors would read and write back unchanged.
+// stringValues reports whether every value of m is a string.
 func stringValues(m map[string]any) bool {
 	for _, v := range m {
 		if _, ok := v.(string); !ok {
@@ -288,14 +272,12 @@ func upToDate(config *unstructured.Unstructured, hash string, observed *unstruct
 	if !containsMap(config.Object, observed.Object, "metadata") {
 		return false
 	}
-	skip := "ownerReferences"
-	if recorded != hash {
-		skip = "annotations"
-		if !containsMap(wantMeta, haveMeta, "ownerReferences", skip) ||
-			!containsMap(wantMeta["annotations"].(map[string]any), haveAnnotations, AppliedHashAnnotation) {
+	if recorded == hash {
+		if !containsMap(wantMeta, haveMeta, "ownerReferences") {
 			return false
 		}
-	} else if !containsMap(wantMeta, haveMeta, skip) {
+	} else if !containsMap(wantMeta, haveMeta, "ownerReferences", "annotations") ||
+		!containsMap(wantMeta["annotations"].(map[string]any), haveAnnotations, AppliedHashAnnotation) {
 		return false
 	}
 	return containsByUID(wantMeta["ownerReferences"], haveMeta["ownerReferences"])

@@ -202,6 +202,15 @@ func TestConfigurationRefuses(t *testing.T) {
 			u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "X", Name: "x", UID: "x", Controller: &yes}})
 		}},
 		{"not JSON", testOwner, func(u *unstructured.Unstructured) { u.Object["spec"] = map[string]interface{}{"f": func() {}} }},
+		{"a null annotation", testOwner, func(u *unstructured.Unstructured) {
+			u.Object["metadata"].(map[string]any)["annotations"] = map[string]any{"a": nil}
+		}},
+		{"a number annotation", testOwner, func(u *unstructured.Unstructured) {
+			u.Object["metadata"].(map[string]any)["annotations"] = map[string]any{"a": int64(1), "b": "x"}
+		}},
+		{"annotations not an object", testOwner, func(u *unstructured.Unstructured) {
+			u.Object["metadata"].(map[string]any)["annotations"] = "a=b"
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
