@@ -148,3 +148,40 @@ func TestWaitingParentsWakeOnDelete(t *testing.T) {
 		t.Errorf("second deletion woke %v", got)
 	}
 }
+
+// TestOverlayWrittenByParent checks that the written children are listed per parent and
+// rule, follow an object written again by another parent, and go with their parent.
+func TestOverlayWrittenByParent(t *testing.T) {
+	o := newWrittenOverlay()
+	names := func(objs []*unstructured.Unstructured) map[string]bool {
+		out := map[string]bool{}
+		for _, u := range objs {
+			out[u.GetName()] = true
+		}
+		return out
+	}
+	o.recordChild(0, "a", childObject("x", "1", "a"))
+	o.recordChild(0, "a", childObject("y", "2", "a"))
+	o.recordChild(1, "a", childObject("z", "3", "a"))
+	o.recordChild(0, "b", childObject("w", "4", "b"))
+	if got := names(o.written("a", 0)); len(got) != 2 || !got["x"] || !got["y"] {
+		t.Errorf("written(a, 0) = %v, want x and y", got)
+	}
+	o.recordChild(0, "b", childObject("y", "5", "b")) // y written again, now by b
+	if got := names(o.written("a", 0)); len(got) != 1 || !got["x"] {
+		t.Errorf("after b wrote y: written(a, 0) = %v, want x", got)
+	}
+	if got := names(o.written("b", 0)); len(got) != 2 || !got["w"] || !got["y"] {
+		t.Errorf("written(b, 0) = %v, want w and y", got)
+	}
+	o.forgetParent(Request{Key: "ns/a"}, "a")
+	if got := o.written("a", 1); len(got) != 0 {
+		t.Errorf("after forgetting a: written(a, 1) = %v", names(got))
+	}
+	if got := names(o.written("b", 0)); len(got) != 2 {
+		t.Errorf("forgetting a dropped b's: written(b, 0) = %v", got)
+	}
+	if len(o.objects) != 2 || len(o.byParent) != 1 {
+		t.Errorf("%d objects under %d parents left, want 2 under 1", len(o.objects), len(o.byParent))
+	}
+}

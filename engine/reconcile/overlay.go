@@ -22,7 +22,10 @@ import (
 type writtenOverlay struct {
 	mu      sync.Mutex
 	objects map[overlayKey]overlayEntry
-	parents map[Request]overlayEntry // the parents' own writes (status), by the same rule
+	// byParent indexes objects by the parent whose write stored them: every gather lists
+	// its parent's.
+	byParent map[types.UID]map[overlayKey]struct{}
+	parents  map[Request]overlayEntry // the parents' own writes (status), by the same rule
 	// waiting holds, per child name, the parents that want it while another object holds
 	// it (a ChildConflict), so that its deletion reconciles them.
 	waiting map[overlayKey]map[Request]bool
@@ -45,8 +48,30 @@ type overlayEntry struct {
 const overlayTTL = time.Minute
 
 func newWrittenOverlay() *writtenOverlay {
-	return &writtenOverlay{objects: map[overlayKey]overlayEntry{}, parents: map[Request]overlayEntry{},
-		waiting: map[overlayKey]map[Request]bool{}}
+	return &writtenOverlay{objects: map[overlayKey]overlayEntry{}, byParent: map[types.UID]map[overlayKey]struct{}{},
+		parents: map[Request]overlayEntry{}, waiting: map[overlayKey]map[Request]bool{}}
+}
+
+// put and drop keep objects and byParent together; o.mu is held.
+func (o *writtenOverlay) put(k overlayKey, e overlayEntry) {
+	o.drop(k)
+	o.objects[k] = e
+	if o.byParent[e.parent] == nil {
+		o.byParent[e.parent] = map[overlayKey]struct{}{}
+	}
+	o.byParent[e.parent][k] = struct{}{}
+}
+
+func (o *writtenOverlay) drop(k overlayKey) {
+	e, ok := o.objects[k]
+	if !ok {
+		return
+	}
+	delete(o.objects, k)
+	delete(o.byParent[e.parent], k)
+	if len(o.byParent[e.parent]) == 0 {
+		delete(o.byParent, e.parent)
+	}
 }
 
 // recordChild keeps a child as a write of parent stored it.
@@ -57,7 +82,7 @@ func (o *writtenOverlay) recordChild(rule int, parent types.UID, stored *unstruc
 	dropManagedFields(stored)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.objects[overlayKey{rule, stored.GetNamespace(), stored.GetName()}] = overlayEntry{obj: stored, parent: parent, at: time.Now()}
+	o.put(overlayKey{rule, stored.GetNamespace(), stored.GetName()}, overlayEntry{obj: stored, parent: parent, at: time.Now()})
 }
 
 // recordParent keeps a parent as the engine's write of its status stored it.
@@ -83,7 +108,7 @@ func (o *writtenOverlay) view(rule int, parent types.UID, namespace, name string
 		return nil, false
 	}
 	if time.Since(e.at) > overlayTTL || cached != nil && !older(cached, e.obj) {
-		delete(o.objects, k)
+		o.drop(k)
 		return nil, false
 	}
 	return e.obj, true
@@ -95,8 +120,8 @@ func (o *writtenOverlay) written(parent types.UID, rule int) []*unstructured.Uns
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var out []*unstructured.Unstructured
-	for k, e := range o.objects {
-		if k.rule == rule && e.parent == parent && time.Since(e.at) <= overlayTTL {
+	for k := range o.byParent[parent] {
+		if e := o.objects[k]; k.rule == rule && time.Since(e.at) <= overlayTTL {
 			out = append(out, e.obj)
 		}
 	}
@@ -114,7 +139,7 @@ func (o *writtenOverlay) echo(rule int, obj *unstructured.Unstructured) bool {
 	if !ok || older(obj, e.obj) {
 		return false
 	}
-	delete(o.objects, k)
+	o.drop(k)
 	return obj.GetResourceVersion() == e.obj.GetResourceVersion()
 }
 
@@ -164,7 +189,7 @@ func (o *writtenOverlay) deleted(rule int, obj *unstructured.Unstructured) []Req
 	defer o.mu.Unlock()
 	k := overlayKey{rule, obj.GetNamespace(), obj.GetName()}
 	if e, ok := o.objects[k]; ok && e.obj.GetUID() == obj.GetUID() {
-		delete(o.objects, k)
+		o.drop(k)
 	}
 	var out []Request
 	for req := range o.waiting[k] {
@@ -179,10 +204,8 @@ func (o *writtenOverlay) forgetParent(req Request, uid types.UID) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	delete(o.parents, req)
-	for k, e := range o.objects {
-		if e.parent == uid {
-			delete(o.objects, k)
-		}
+	for k := range o.byParent[uid] {
+		o.drop(k)
 	}
 	for k, reqs := range o.waiting {
 		delete(reqs, req)
