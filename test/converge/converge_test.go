@@ -46,7 +46,7 @@ var (
 )
 
 var (
-	fanouts     = schema.GroupVersionResource{Group: "bench.metascript.dev", Version: "v1", Resource: "fanouts"}
+	fanouts     = enginetest.Fanouts
 	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	controllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"}
 	// engineMetrics is shared by the engines of one test process: client-go's work queues
@@ -255,44 +255,19 @@ func controllerObject(t *testing.T, name string, status bool) *unstructured.Unst
 // createParents creates the parents with p.workers goroutines and returns their UIDs by name.
 func createParents(t *testing.T, ctx context.Context, c dynamic.Interface, ns string, p params) map[types.UID]string {
 	t.Helper()
-	var (
-		mu    sync.Mutex
-		uids  = map[types.UID]string{}
-		wg    sync.WaitGroup
-		errs  = make(chan error, p.parents)
-		names = make(chan string)
-	)
-	for range p.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for name := range names {
-				obj := &unstructured.Unstructured{Object: map[string]any{
-					"apiVersion": "bench.metascript.dev/v1", "kind": "Fanout",
-					"metadata": map[string]any{"name": name},
-					"spec": map[string]any{
-						"selector": map[string]any{"matchLabels": map[string]any{"fanout": name}},
-						"children": int64(p.children),
-					},
-				}}
-				out, err := c.Resource(fanouts).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
-				if err != nil {
-					errs <- err
-					continue
-				}
-				mu.Lock()
-				uids[out.GetUID()] = name
-				mu.Unlock()
-			}
-		}()
-	}
-	for i := range p.parents {
-		names <- parentName(i)
-	}
-	close(names)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	var mu sync.Mutex
+	uids := map[types.UID]string{}
+	err := enginetest.Parallel(ctx, p.workers, p.parents, func(ctx context.Context, i int) error {
+		out, err := c.Resource(fanouts).Namespace(ns).Create(ctx, enginetest.Fanout(parentName(i), p.children), metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		uids[out.GetUID()] = out.GetName()
+		return nil
+	})
+	if err != nil {
 		t.Fatalf("creating parents: %v", err)
 	}
 	return uids

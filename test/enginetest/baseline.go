@@ -21,18 +21,27 @@ func BareWrites(ctx context.Context, cfg *rest.Config, workers, n int,
 	if err != nil {
 		return 0, err
 	}
+	start := time.Now()
+	if err := Parallel(ctx, workers, n, func(ctx context.Context, i int) error { return write(ctx, client, i) }); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// Parallel calls do(ctx, i) for i in [0, n) on workers goroutines. It returns the first
+// error, after which it starts no more calls and cancels the context of those running.
+func Parallel(ctx context.Context, workers, n int, do func(ctx context.Context, i int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan int)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
-	start := time.Now()
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				if err := write(ctx, client, i); err != nil {
+				if err := do(ctx, i); err != nil {
 					errs <- err
 					cancel()
 					return
@@ -51,13 +60,12 @@ func BareWrites(ctx context.Context, cfg *rest.Config, workers, n int,
 		}
 	}()
 	wg.Wait()
-	elapsed := time.Since(start)
 	select {
 	case err := <-errs:
-		return 0, err
+		return err
 	default:
+		return nil
 	}
-	return elapsed, nil
 }
 
 // CreateConfigMaps is BareWrites creating the n ConfigMaps that object makes.

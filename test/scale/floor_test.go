@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	applycorev1 "k8s.io/client-go/applyconfigurations/core/v1"
 	applymetav1 "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -108,50 +107,16 @@ func writeAll(n, atOnce int, write func(j int) error) error {
 // createParents creates n Fanouts in ns with workers goroutines and returns them in order.
 func createParents(ctx context.Context, c dynamic.Interface, ns string, n, children, workers int) ([]parent, error) {
 	out := make([]parent, n)
-	jobs := make(chan int)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				name := parentName(i)
-				obj := &unstructured.Unstructured{Object: map[string]any{
-					"apiVersion": "bench.metascript.dev/v1", "kind": "Fanout",
-					"metadata": map[string]any{"name": name},
-					"spec": map[string]any{
-						"selector": map[string]any{"matchLabels": map[string]any{"fanout": name}},
-						"children": int64(children),
-					},
-				}}
-				created, err := c.Resource(fanouts).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
-				if err != nil {
-					errs <- err
-					cancel()
-					return
-				}
-				out[i] = parent{name: name, uid: created.GetUID()}
-			}
-		}()
-	}
-	go func() {
-		defer close(jobs)
-		for i := range n {
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
+	err := enginetest.Parallel(ctx, workers, n, func(ctx context.Context, i int) error {
+		created, err := c.Resource(fanouts).Namespace(ns).Create(ctx, enginetest.Fanout(parentName(i), children), metav1.CreateOptions{})
+		if err != nil {
+			return err
 		}
-	}()
-	wg.Wait()
-	select {
-	case err := <-errs:
+		out[i] = parent{name: created.GetName(), uid: created.GetUID()}
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("creating parents: %w", err)
-	default:
 	}
 	return out, nil
 }

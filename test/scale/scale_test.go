@@ -50,7 +50,7 @@ var (
 )
 
 var (
-	fanouts     = schema.GroupVersionResource{Group: "bench.metascript.dev", Version: "v1", Resource: "fanouts"}
+	fanouts     = enginetest.Fanouts
 	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	namespaces  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	controllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"}
