@@ -135,13 +135,10 @@ func (m *Manager) Run(ctx context.Context) error {
 	// Each kind's controllers start as their informer delivers them: a kind whose watch is
 	// slow to open (a custom resource's watch cache is built on the first request) holds up
 	// no other. Ready waits for every kind's initial list and as many syncs.
-	var done atomic.Int64
-	initial := int64(-1) // unknown until every kind has listed
-	var initialMu sync.Mutex
+	var done, initial atomic.Int64
+	initial.Store(-1) // unknown until every kind has listed
 	checkReady := func() {
-		initialMu.Lock()
-		defer initialMu.Unlock()
-		if initial >= 0 && done.Load() >= initial {
+		if n := initial.Load(); n >= 0 && done.Load() >= n {
 			m.ready.Store(true)
 		}
 	}
@@ -156,9 +153,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		for _, k := range m.kinds {
 			n += len(k.informer.Indexer().ListKeys())
 		}
-		initialMu.Lock()
-		initial = int64(n)
-		initialMu.Unlock()
+		initial.Store(int64(n))
 		checkReady()
 	}()
 	for range 2 {
