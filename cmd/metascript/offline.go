@@ -13,10 +13,7 @@ import (
 	"metascript.dev/metascript/cmd/metascript/internal/hooktest"
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
 	"metascript.dev/metascript/engine"
-	"metascript.dev/metascript/engine/composite"
-	"metascript.dev/metascript/engine/decorator"
 	"metascript.dev/metascript/engine/hooks"
-	"metascript.dev/metascript/engine/mapping"
 	"metascript.dev/metascript/scripting"
 )
 
@@ -100,28 +97,12 @@ func objectsOf(s *manifest.Set) offlineObjects { return offlineObjects{s.ConfigM
 // what webhooks and endpointConfigs refer to, are read from objs.
 func buildHook(ctx context.Context, rt *scripting.Runtime, objs offlineObjects, c *manifest.Controller,
 	hook string) (hooks.Invoker, error) {
-	def, err := c.Hook(hook)
+	h, err := c.Hook(hook)
 	if err != nil {
 		return nil, err
 	}
-	return hooks.Build(ctx, hooks.Spec{Controller: c.Ref(), Hook: hook, Def: def, Shared: c.Script,
-		ResponseFields: responseFields(c.Kind, hook), EndpointConfigs: c.EndpointConfigs}, rt, objs)
-}
-
-// responseFields are the top-level response fields the engine accepts from a hook of a
-// controller kind, as its manager gives them to hooks.Build; nil for a hook it does not run.
-func responseFields(kind, hook string) []string {
-	switch {
-	case hook == "customize":
-		return nil
-	case kind == "CompositeController":
-		return composite.ResponseFields
-	case kind == "DecoratorController":
-		return decorator.ResponseFields
-	case kind == "MapController":
-		return mapping.ResponseFields
-	}
-	return nil
+	return hooks.Build(ctx, hooks.Spec{Controller: c.Ref(), Hook: hook, Def: h.Def, Shared: c.Script,
+		ResponseFields: h.Response, EndpointConfigs: c.EndpointConfigs}, rt, objs)
 }
 
 // withController returns req with the controller resource as request.controller when the

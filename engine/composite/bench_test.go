@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/yaml"
 
-	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/engine/composite"
 	"metascript.dev/metascript/engine/hooks"
@@ -115,22 +114,23 @@ func fanoutRunner(b *testing.B, client *dynamicfake.FakeDynamicClient, m *metric
 	if err != nil {
 		b.Fatal(err)
 	}
-	var cc v1alpha1.CompositeController
 	var obj map[string]any
-	if err := yaml.Unmarshal(raw, &cc); err != nil {
-		b.Fatal(err)
-	}
 	if err := yaml.Unmarshal(raw, &obj); err != nil {
 		b.Fatal(err)
 	}
-	rt := engine.NewRuntime(scripting.Options{})
-	sync, err := hooks.Build(context.Background(), hooks.Spec{Controller: "compositecontroller/scale", Hook: "sync",
-		Def: cc.Spec.Hooks.Sync, ResponseFields: composite.ResponseFields}, rt, nil)
+	decl, err := composite.Descriptor.Read(func(into any) error { return yaml.Unmarshal(raw, into) })
 	if err != nil {
 		b.Fatal(err)
 	}
-	runner, err := composite.New(composite.Spec{Controller: &cc, ControllerObject: obj, Parent: fanouts,
-		Children: []resources.Resource{configMaps}, Hooks: map[string]hooks.Invoker{"sync": sync}},
+	rt := engine.NewRuntime(scripting.Options{})
+	syncHook, _ := composite.Descriptor.Hook("sync")
+	sync, err := hooks.Build(context.Background(), hooks.Spec{Controller: "compositecontroller/scale", Hook: "sync",
+		Def: decl.Hooks["sync"], ResponseFields: syncHook.Response}, rt, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	runner, err := composite.Descriptor.Configure(&reconcile.Built{Declared: decl, Descriptor: composite.Descriptor, Object: obj,
+		Resources: []resources.Resource{fanouts, configMaps}, Hooks: map[string]hooks.Invoker{"sync": sync}},
 		reconcile.Env{Client: client, Informers: informers.NewFactory(client), Recorder: record.NewFakeRecorder(1000),
 			Metrics: m, Workers: 1, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if err != nil {

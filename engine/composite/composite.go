@@ -8,9 +8,8 @@ package composite
 
 import (
 	"fmt"
-	"time"
+	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
@@ -18,7 +17,6 @@ import (
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
-	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
@@ -34,58 +32,90 @@ const (
 	FinalizerPrefix = "metascript.dev/compositecontroller-"
 )
 
-// Spec is one CompositeController, resolved and compiled.
-type Spec struct {
-	Controller *v1alpha1.CompositeController
-	// ControllerObject is the controller resource as hooks see it (request.controller).
-	ControllerObject map[string]any
-	Parent           resources.Resource
-	Children         []resources.Resource
-	// Hooks by name: sync (required), finalize and customize.
-	Hooks map[string]hooks.Invoker
-	// Revisions is the ControllerRevision resource, required when a child rule rolls.
-	Revisions *resources.Resource
+// Descriptor is the CompositeController kind.
+var Descriptor = &reconcile.Descriptor{
+	Kind:     "CompositeController",
+	Resource: v1alpha1.CompositeControllerResource,
+	Hooks: []reconcile.Hook{
+		{Name: "sync", Required: true, Primary: true, Request: requestFields, Response: responseFields},
+		{Name: "finalize", Request: requestFields, Response: responseFields},
+		reconcile.CustomizeHook,
+	},
+	FinalizerPrefix: FinalizerPrefix,
+	Read:            read,
+	Configure:       configure,
 }
 
-// New validates spec and returns the controller's Runner, not started yet.
-func New(spec Spec, env reconcile.Env) (*reconcile.Runner, error) {
-	cc := spec.Controller
-	sel := labels.Everything()
-	if ls := cc.Spec.ParentResource.LabelSelector; ls != nil {
-		s, err := metav1.LabelSelectorAsSelector(ls)
-		if err != nil {
-			return nil, fmt.Errorf("spec.parentResource.labelSelector: %w", err)
-		}
-		sel = s
+// revisionsField names the ControllerRevision resource among a controller's resources.
+const revisionsField = "controllerrevisions.metascript.dev (for rolling updates)"
+
+func read(decode func(any) error) (*reconcile.Declared, error) {
+	cc := &v1alpha1.CompositeController{}
+	if err := decode(cc); err != nil {
+		return nil, err
+	}
+	h := cc.Spec.Hooks
+	if h == nil {
+		h = &v1alpha1.CompositeControllerHooks{}
+	}
+	d := &reconcile.Declared{Name: cc.Name, Script: cc.Spec.Script, EndpointConfigs: cc.Spec.EndpointConfigs, Typed: cc,
+		Hooks: reconcile.DefinedHooks(map[string]*v1alpha1.Hook{"sync": h.Sync, "finalize": h.Finalize, "customize": h.Customize})}
+	d.Resources = append(d.Resources, reconcile.ResourceRef{Field: "spec.parentResource", Rule: cc.Spec.ParentResource.ResourceRule})
+	rolls := false
+	for i, c := range cc.Spec.ChildResources {
+		d.Resources = append(d.Resources, reconcile.ResourceRef{Field: fmt.Sprintf("spec.childResources[%d]", i), Rule: c.ResourceRule})
+		rolls = rolls || c.UpdateStrategy != nil && isRolling(c.UpdateStrategy.Method)
+	}
+	if rolls {
+		d.Resources = append(d.Resources, reconcile.ResourceRef{Field: revisionsField, Rule: v1alpha1.ResourceRule{
+			APIVersion: v1alpha1.GroupVersion.String(), Resource: v1alpha1.ControllerRevisionResource.Resource}})
+	}
+	return d, nil
+}
+
+func isRolling(m v1alpha1.ChildUpdateMethod) bool {
+	return m == v1alpha1.ChildUpdateRollingInPlace || m == v1alpha1.ChildUpdateRollingRecreate
+}
+
+// configure validates a CompositeController and returns its Runner, not started yet. Its
+// resources are the parent's, the children's in order, then the revisions' when a child
+// rule rolls.
+func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error) {
+	cc := b.Typed.(*v1alpha1.CompositeController)
+	parent, children := b.Resources[0], b.Resources[1:1+len(cc.Spec.ChildResources)]
+	sel, err := reconcile.LabelSelector("spec.parentResource.labelSelector", cc.Spec.ParentResource.LabelSelector)
+	if err != nil {
+		return nil, err
 	}
 	k := &kind{
-		controller:  spec.ControllerObject,
 		parentSel:   sel,
-		generate:    cc.Spec.GenerateSelector != nil && *cc.Spec.GenerateSelector,
+		generate:    reconcile.Flag(cc.Spec.GenerateSelector),
 		selectors:   selector.NewCache(),
+		parent:      reconcile.ParentResource{Resource: parent, IgnoreStatusChanges: reconcile.Flag(cc.Spec.ParentResource.IgnoreStatusChanges)},
+		hookVersion: reconcile.HookVersion(b.Declared.Hooks["sync"]),
+		controller:  b.Object,
 		client:      env.Client,
-		parent:      reconcile.ParentResource{Resource: spec.Parent},
-		hookVersion: v1alpha1.HookVersionV1,
 	}
-	if h := cc.Spec.Hooks; h != nil && h.Sync != nil && h.Sync.Version != "" {
-		k.hookVersion = h.Sync.Version
-	}
-	if ig := cc.Spec.ParentResource.IgnoreStatusChanges; ig != nil {
-		k.parent.IgnoreStatusChanges = *ig
-	}
-	for i, res := range spec.Children {
-		if spec.Parent.Namespaced && !res.Namespaced {
-			return nil, fmt.Errorf("spec.childResources[%d]: %s is cluster-scoped but the parent %s is namespaced",
-				i, res.GVR.Resource, spec.Parent.GVR.Resource)
+	for i, res := range children {
+		field := fmt.Sprintf("spec.childResources[%d]", i)
+		if err := reconcile.CheckScope(field, res, "spec.parentResource", parent); err != nil {
+			return nil, err
 		}
-		method := v1alpha1.ChildUpdateOnDelete
 		us := cc.Spec.ChildResources[i].UpdateStrategy
-		if us != nil && us.Method != "" {
+		var method v1alpha1.ChildUpdateMethod
+		if us != nil {
 			method = us.Method
 		}
-		switch method {
-		case v1alpha1.ChildUpdateRollingInPlace, v1alpha1.ChildUpdateRollingRecreate:
-			if err := k.roll(spec, i, us, env); err != nil {
+		method, err := reconcile.UpdateMethod(field+".updateStrategy.method", method, childMethods)
+		if err != nil {
+			return nil, err
+		}
+		if isRolling(method) {
+			var revisions *resources.Resource
+			if len(b.Resources) > 1+len(children) {
+				revisions = &b.Resources[len(b.Resources)-1]
+			}
+			if err := k.roll(cc, parent, revisions, i, us); err != nil {
 				return nil, err
 			}
 			// The skeleton writes a rolling child as the revision it belongs to asks.
@@ -95,31 +125,31 @@ func New(spec Spec, env reconcile.Env) (*reconcile.Runner, error) {
 		}
 		k.rules = append(k.rules, reconcile.ChildRule{Resource: res, Method: method})
 	}
-	var resync time.Duration
-	if p := cc.Spec.ResyncPeriodSeconds; p != nil && *p > 0 {
-		resync = time.Duration(*p) * time.Second
-	}
-	k.fieldManager = apply.FieldManager(cc.Name)
+	fieldManager := apply.FieldManager(cc.Name)
+	k.fieldManager = fieldManager
 	var inputs []resources.Resource
 	if k.rolling != nil {
-		inputs = []resources.Resource{*spec.Revisions}
-		k.rolling.store = revision.Store{Client: env.Client, FieldManager: k.fieldManager}
+		inputs = []resources.Resource{b.Resources[len(b.Resources)-1]}
+		k.rolling.store = revision.Store{Client: env.Client, FieldManager: fieldManager}
 	}
 	return reconcile.New(reconcile.Config{
-		Inputs:           inputs,
 		Env:              env,
-		ControllerObject: spec.ControllerObject,
-		HookVersion:      k.hookVersion,
-		Name:             "compositecontroller/" + cc.Name,
+		Descriptor:       b.Descriptor,
+		Name:             cc.Name,
 		Kind:             k,
-		FieldManager:     k.fieldManager,
-		Finalizer:        FinalizerPrefix + cc.Name,
+		FieldManager:     fieldManager,
 		Parents:          []reconcile.ParentResource{k.parent},
 		Children:         k.rules,
-		Hooks:            spec.Hooks,
-		ResyncPeriod:     resync,
+		Inputs:           inputs,
+		Hooks:            b.Hooks,
+		ControllerObject: b.Object,
+		HookVersion:      k.hookVersion,
+		ResyncPeriod:     reconcile.ResyncPeriod(cc.Spec.ResyncPeriodSeconds),
 	})
 }
+
+// childMethods are the update methods of a CompositeController's children.
+var childMethods = append(slices.Clone(reconcile.BasicMethods), v1alpha1.ChildUpdateRollingRecreate, v1alpha1.ChildUpdateRollingInPlace)
 
 // kind implements reconcile.Kind, OrphanRouter, ParentIndexer and ParentForgetter.
 type kind struct {
@@ -136,16 +166,17 @@ type kind struct {
 }
 
 // roll sets up rolling updates for child rule i.
-func (k *kind) roll(spec Spec, i int, us *v1alpha1.ChildUpdateStrategy, env reconcile.Env) error {
+func (k *kind) roll(cc *v1alpha1.CompositeController, parent resources.Resource, revisions *resources.Resource, i int,
+	us *v1alpha1.ChildUpdateStrategy) error {
 	switch {
-	case !spec.Parent.Namespaced:
+	case !parent.Namespaced:
 		return fmt.Errorf("spec.childResources[%d].updateStrategy.method: %s needs a namespaced parent (revisions live in its namespace)", i, us.Method)
-	case spec.Revisions == nil:
+	case revisions == nil:
 		return fmt.Errorf("spec.childResources[%d].updateStrategy.method: %s needs the ControllerRevision resource (install the engine's CRDs)", i, us.Method)
 	}
 	if k.rolling == nil {
 		k.rolling = &rolling{paths: revision.DefaultFieldPaths, rules: map[int][]v1alpha1.StatusConditionCheck{}}
-		if rh := spec.Controller.Spec.ParentResource.RevisionHistory; rh != nil && len(rh.FieldPaths) > 0 {
+		if rh := cc.Spec.ParentResource.RevisionHistory; rh != nil && len(rh.FieldPaths) > 0 {
 			k.rolling.paths = rh.FieldPaths
 		}
 	}

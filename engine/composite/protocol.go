@@ -62,8 +62,12 @@ func syncRequest(controller map[string]any, parent *unstructured.Unstructured, r
 	}
 }
 
-// ResponseFields are the top-level fields of a sync or finalize response.
-var ResponseFields = []string{"status", "children", "resyncAfterSeconds", "finalized"}
+// requestFields and responseFields are the top-level fields of a sync or finalize request
+// and response.
+var (
+	requestFields  = []string{"controller", "parent", "children", "related", "finalizing"}
+	responseFields = []string{"status", "children", "resyncAfterSeconds", "finalized"}
+)
 
 // syncResponse is a validated hook response.
 type syncResponse struct {
@@ -77,7 +81,7 @@ type syncResponse struct {
 // its scope, and labels matching the parent's selector; no child appears twice.
 func parseResponse(resp map[string]any, parent *unstructured.Unstructured, rules []reconcile.ChildRule,
 	selector labels.Selector, extraLabels map[string]string) (*syncResponse, error) {
-	if err := reconcile.CheckFields(resp, ResponseFields...); err != nil {
+	if err := reconcile.CheckFields(resp, responseFields...); err != nil {
 		return nil, err
 	}
 	common, err := reconcile.ParseCommon(resp)

@@ -14,18 +14,14 @@ package decorator
 
 import (
 	"fmt"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
-	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/reconcile"
-	"metascript.dev/metascript/engine/resources"
 )
 
 // Annotations and finalizers the engine writes.
@@ -36,43 +32,61 @@ const (
 	FinalizerPrefix = "metascript.dev/decoratorcontroller-"
 )
 
-// Spec is one DecoratorController, resolved and compiled.
-type Spec struct {
-	Controller *v1alpha1.DecoratorController
-	// ControllerObject is the controller resource as hooks see it (request.controller).
-	ControllerObject map[string]any
-	// Targets and Attachments are spec.resources and spec.attachments, resolved, in order.
-	Targets, Attachments []resources.Resource
-	// Hooks by name: sync (required), finalize and customize.
-	Hooks map[string]hooks.Invoker
+// Descriptor is the DecoratorController kind.
+var Descriptor = &reconcile.Descriptor{
+	Kind:     "DecoratorController",
+	Resource: v1alpha1.DecoratorControllerResource,
+	Hooks: []reconcile.Hook{
+		{Name: "sync", Required: true, Primary: true, Request: requestFields, Response: responseFields},
+		{Name: "finalize", Request: requestFields, Response: responseFields},
+		reconcile.CustomizeHook,
+	},
+	FinalizerPrefix:    FinalizerPrefix,
+	FinalizeDeselected: true,
+	Read:               read,
+	Configure:          configure,
 }
 
-// New validates spec and returns the controller's Runner, not started yet.
-func New(spec Spec, env reconcile.Env) (*reconcile.Runner, error) {
-	dc := spec.Controller
+func read(decode func(any) error) (*reconcile.Declared, error) {
+	dc := &v1alpha1.DecoratorController{}
+	if err := decode(dc); err != nil {
+		return nil, err
+	}
+	h := dc.Spec.Hooks
+	if h == nil {
+		h = &v1alpha1.DecoratorControllerHooks{}
+	}
+	d := &reconcile.Declared{Name: dc.Name, Script: dc.Spec.Script, EndpointConfigs: dc.Spec.EndpointConfigs, Typed: dc,
+		Hooks: reconcile.DefinedHooks(map[string]*v1alpha1.Hook{"sync": h.Sync, "finalize": h.Finalize, "customize": h.Customize})}
+	for i, r := range dc.Spec.Resources {
+		d.Resources = append(d.Resources, reconcile.ResourceRef{Field: fmt.Sprintf("spec.resources[%d]", i), Rule: r.ResourceRule})
+	}
+	for i, a := range dc.Spec.Attachments {
+		d.Resources = append(d.Resources, reconcile.ResourceRef{Field: fmt.Sprintf("spec.attachments[%d]", i), Rule: a.ResourceRule})
+	}
+	return d, nil
+}
+
+// configure validates a DecoratorController and returns its Runner, not started yet. Its
+// resources are spec.resources, then spec.attachments, in order.
+func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error) {
+	dc := b.Typed.(*v1alpha1.DecoratorController)
+	targets, attachments := b.Resources[:len(dc.Spec.Resources)], b.Resources[len(dc.Spec.Resources):]
 	k := &kind{
-		controller:  spec.ControllerObject,
+		controller:  b.Object,
 		name:        dc.Name,
 		mark:        &claim.Mark{Key: MarkAnnotation, Value: dc.Name},
 		record:      apply.DecorationRecord(dc.Name),
-		hookVersion: v1alpha1.HookVersionV1,
+		hookVersion: reconcile.HookVersion(b.Declared.Hooks["sync"]),
 	}
-	if h := dc.Spec.Hooks; h != nil && h.Sync != nil && h.Sync.Version != "" {
-		k.hookVersion = h.Sync.Version
-	}
-	for i, res := range spec.Targets {
+	for i, res := range targets {
 		rule := dc.Spec.Resources[i]
-		t := target{ParentResource: reconcile.ParentResource{Resource: res}, labels: labels.Everything()}
-		if rule.IgnoreStatusChanges != nil {
-			t.IgnoreStatusChanges = *rule.IgnoreStatusChanges
+		sel, err := reconcile.LabelSelector(fmt.Sprintf("spec.resources[%d].labelSelector", i), rule.LabelSelector)
+		if err != nil {
+			return nil, err
 		}
-		if rule.LabelSelector != nil {
-			sel, err := metav1.LabelSelectorAsSelector(rule.LabelSelector)
-			if err != nil {
-				return nil, fmt.Errorf("spec.resources[%d].labelSelector: %w", i, err)
-			}
-			t.labels = sel
-		}
+		t := target{ParentResource: reconcile.ParentResource{Resource: res, IgnoreStatusChanges: reconcile.Flag(rule.IgnoreStatusChanges)},
+			labels: sel}
 		if as := rule.AnnotationSelector; as != nil {
 			sel, err := newAnnotationSelector(as)
 			if err != nil {
@@ -82,27 +96,22 @@ func New(spec Spec, env reconcile.Env) (*reconcile.Runner, error) {
 		}
 		k.targets = append(k.targets, t)
 	}
-	for i, res := range spec.Attachments {
-		method := v1alpha1.ChildUpdateOnDelete
-		if us := dc.Spec.Attachments[i].UpdateStrategy; us != nil && us.Method != "" {
+	for i, res := range attachments {
+		field := fmt.Sprintf("spec.attachments[%d]", i)
+		var method v1alpha1.ChildUpdateMethod
+		if us := dc.Spec.Attachments[i].UpdateStrategy; us != nil {
 			method = v1alpha1.ChildUpdateMethod(us.Method)
 		}
-		switch method {
-		case v1alpha1.ChildUpdateOnDelete, v1alpha1.ChildUpdateRecreate, v1alpha1.ChildUpdateInPlace:
-		default:
-			return nil, fmt.Errorf("spec.attachments[%d].updateStrategy.method: %q is not one of OnDelete, Recreate, InPlace", i, method)
+		method, err := reconcile.UpdateMethod(field+".updateStrategy.method", method, reconcile.BasicMethods)
+		if err != nil {
+			return nil, err
 		}
-		for j, t := range spec.Targets {
-			if t.Namespaced && !res.Namespaced {
-				return nil, fmt.Errorf("spec.attachments[%d]: %s is cluster-scoped but the target resource %s (spec.resources[%d]) is namespaced",
-					i, res.GVR.Resource, t.GVR.Resource, j)
+		for j, t := range targets {
+			if err := reconcile.CheckScope(field, res, fmt.Sprintf("spec.resources[%d]", j), t); err != nil {
+				return nil, err
 			}
 		}
 		k.rules = append(k.rules, reconcile.ChildRule{Resource: res, Method: method})
-	}
-	var resync time.Duration
-	if p := dc.Spec.ResyncPeriodSeconds; p != nil && *p > 0 {
-		resync = time.Duration(*p) * time.Second
 	}
 	parents := make([]reconcile.ParentResource, len(k.targets))
 	for i, t := range k.targets {
@@ -111,18 +120,17 @@ func New(spec Spec, env reconcile.Env) (*reconcile.Runner, error) {
 	fieldManager := apply.FieldManager("decorator/" + dc.Name)
 	k.applier = apply.NewWithManager(env.Client, fieldManager)
 	return reconcile.New(reconcile.Config{
-		Env:                env,
-		ControllerObject:   spec.ControllerObject,
-		HookVersion:        k.hookVersion,
-		Name:               "decoratorcontroller/" + dc.Name,
-		Kind:               k,
-		FieldManager:       fieldManager,
-		Finalizer:          FinalizerPrefix + dc.Name,
-		FinalizeDeselected: true,
-		Parents:            parents,
-		Children:           k.rules,
-		Hooks:              spec.Hooks,
-		ResyncPeriod:       resync,
+		Env:              env,
+		Descriptor:       b.Descriptor,
+		Name:             dc.Name,
+		Kind:             k,
+		FieldManager:     fieldManager,
+		Parents:          parents,
+		Children:         k.rules,
+		Hooks:            b.Hooks,
+		ControllerObject: b.Object,
+		HookVersion:      k.hookVersion,
+		ResyncPeriod:     reconcile.ResyncPeriod(dc.Spec.ResyncPeriodSeconds),
 	})
 }
 

@@ -49,12 +49,16 @@ type syncResponse struct {
 	attachments map[int][]*unstructured.Unstructured
 }
 
-// ResponseFields are the top-level fields of a sync or finalize response.
-var ResponseFields = []string{"labels", "annotations", "status", "attachments", "resyncAfterSeconds", "finalized"}
+// requestFields and responseFields are the top-level fields of a sync or finalize request
+// and response.
+var (
+	requestFields  = []string{"controller", "object", "attachments", "related", "finalizing"}
+	responseFields = []string{"labels", "annotations", "status", "attachments", "resyncAfterSeconds", "finalized"}
+)
 
 // parseResponse validates a whole response before anything is written.
 func (k *kind) parseResponse(resp map[string]any, target *unstructured.Unstructured) (*syncResponse, error) {
-	if err := reconcile.CheckFields(resp, ResponseFields...); err != nil {
+	if err := reconcile.CheckFields(resp, responseFields...); err != nil {
 		return nil, err
 	}
 	common, err := reconcile.ParseCommon(resp)

@@ -28,6 +28,7 @@ import (
 
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/informers"
+	"metascript.dev/metascript/engine/kinds"
 	"metascript.dev/metascript/engine/metrics"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
@@ -71,7 +72,7 @@ type key struct {
 }
 
 type kindSource struct {
-	controllerKind
+	*reconcile.Descriptor
 	informer *informers.Informer
 }
 
@@ -97,8 +98,8 @@ func New(opts Options) *Manager {
 		opts.StatusInterval = 10 * time.Second
 	}
 	m := &Manager{opts: opts, runners: map[key]*running{}}
-	for _, k := range controllerKinds() {
-		m.kinds = append(m.kinds, &kindSource{controllerKind: k})
+	for _, d := range kinds.All {
+		m.kinds = append(m.kinds, &kindSource{Descriptor: d})
 	}
 	return m
 }
@@ -114,7 +115,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		workqueue.TypedRateLimitingQueueConfig[key]{Name: "controllers"})
 	var synced []cache.InformerSynced
 	for i, k := range m.kinds {
-		k.informer = m.opts.Informers.Acquire(k.resource)
+		k.informer = m.opts.Informers.Acquire(k.Resource)
 		defer m.opts.Informers.Release(k.informer)
 		enqueue := func(obj any) {
 			if name, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
@@ -197,7 +198,7 @@ func (m *Manager) Run(ctx context.Context) error {
 }
 
 // ref names a controller in logs: compositecontroller/NAME.
-func (m *Manager) ref(k key) string { return m.kinds[k.kind].name + "/" + k.name }
+func (m *Manager) ref(k key) string { return m.kinds[k.kind].Ref(k.name) }
 
 // sync makes the runner of one controller match its current generation.
 func (m *Manager) sync(ctx context.Context, k key) error {
@@ -220,7 +221,7 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 	if cur != nil && cur.uid == u.GetUID() && cur.generation == u.GetGeneration() && !cur.retry {
 		return nil
 	}
-	b, err := ks.build(ctx, m, u)
+	b, err := m.build(ctx, ks.Descriptor, u)
 	if err != nil {
 		var be *buildError
 		if !errors.As(err, &be) {

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
@@ -30,7 +29,6 @@ import (
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
-	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
@@ -49,85 +47,99 @@ const (
 // DefaultParallelism bounds how many map calls of one parent run at once.
 const DefaultParallelism = 8
 
-// Spec is one MapController, resolved and compiled.
-type Spec struct {
-	Controller *v1alpha1.MapController
-	// ControllerObject is the controller resource as hooks see it (request.controller).
-	ControllerObject map[string]any
-	Parent           resources.Resource
-	Inputs, Outputs  []resources.Resource
-	// Hooks by name: map (required) and tombstone.
-	Hooks map[string]hooks.Invoker
+// Descriptor is the MapController kind.
+var Descriptor = &reconcile.Descriptor{
+	Kind:     "MapController",
+	Resource: v1alpha1.MapControllerResource,
+	Hooks: []reconcile.Hook{
+		{Name: "map", Required: true, Primary: true, Request: mapRequestFields, Response: responseFields},
+		{Name: "tombstone", Request: tombstoneRequestFields, Response: responseFields},
+	},
+	FinalizerPrefix: "metascript.dev/mapcontroller-",
+	Read:            read,
+	Configure:       configure,
 }
 
-// New validates spec and returns the controller's Runner, not started yet.
-func New(spec Spec, env reconcile.Env) (*reconcile.Runner, error) {
-	mc := spec.Controller
-	sel := labels.Everything()
-	if ls := mc.Spec.ParentResource.LabelSelector; ls != nil {
-		s, err := metav1.LabelSelectorAsSelector(ls)
-		if err != nil {
-			return nil, fmt.Errorf("spec.parentResource.labelSelector: %w", err)
-		}
-		sel = s
+func read(decode func(any) error) (*reconcile.Declared, error) {
+	mc := &v1alpha1.MapController{}
+	if err := decode(mc); err != nil {
+		return nil, err
+	}
+	h := mc.Spec.Hooks
+	if h == nil {
+		h = &v1alpha1.MapControllerHooks{}
+	}
+	d := &reconcile.Declared{Name: mc.Name, Script: mc.Spec.Script, EndpointConfigs: mc.Spec.EndpointConfigs, Typed: mc,
+		Hooks: reconcile.DefinedHooks(map[string]*v1alpha1.Hook{"map": h.Map, "tombstone": h.Tombstone})}
+	d.Resources = append(d.Resources, reconcile.ResourceRef{Field: "spec.parentResource", Rule: mc.Spec.ParentResource.ResourceRule})
+	for i, r := range mc.Spec.InputResources {
+		d.Resources = append(d.Resources, reconcile.ResourceRef{Field: fmt.Sprintf("spec.inputResources[%d]", i), Rule: r})
+	}
+	for i, o := range mc.Spec.OutputResources {
+		d.Resources = append(d.Resources, reconcile.ResourceRef{Field: fmt.Sprintf("spec.outputResources[%d]", i), Rule: o.ResourceRule})
+	}
+	return d, nil
+}
+
+// configure validates a MapController and returns its Runner, not started yet. Its resources
+// are the parent's, spec.inputResources, then spec.outputResources, in order.
+func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error) {
+	mc := b.Typed.(*v1alpha1.MapController)
+	parent := b.Resources[0]
+	inputs := b.Resources[1 : 1+len(mc.Spec.InputResources)]
+	outputs := b.Resources[1+len(mc.Spec.InputResources):]
+	sel, err := reconcile.LabelSelector("spec.parentResource.labelSelector", mc.Spec.ParentResource.LabelSelector)
+	if err != nil {
+		return nil, err
 	}
 	k := &kind{
-		controller:   spec.ControllerObject,
-		parent:       reconcile.ParentResource{Resource: spec.Parent},
+		controller:   b.Object,
+		parent:       reconcile.ParentResource{Resource: parent, IgnoreStatusChanges: reconcile.Flag(mc.Spec.ParentResource.IgnoreStatusChanges)},
 		parentSel:    sel,
-		inputs:       spec.Inputs,
+		inputs:       inputs,
 		mark:         &claim.Mark{Key: ControllerLabel, Value: MarkValue(mc.Name), Label: true},
 		selectors:    selector.NewCacheSelectingAll(),
 		client:       env.Client,
 		fieldManager: apply.FieldManager("map/" + mc.Name),
-		hookVersion:  v1alpha1.HookVersionV1,
-		tombstone:    spec.Hooks["tombstone"] != nil,
+		hookVersion:  reconcile.HookVersion(b.Declared.Hooks["map"]),
+		tombstone:    b.Hooks["tombstone"] != nil,
+		resync:       reconcile.ResyncPeriod(mc.Spec.ResyncPeriodSeconds),
 		parallelism:  DefaultParallelism,
 		memos:        newMemos(),
 	}
-	if h := mc.Spec.Hooks; h != nil && h.Map != nil && h.Map.Version != "" {
-		k.hookVersion = h.Map.Version
-	}
-	if ig := mc.Spec.ParentResource.IgnoreStatusChanges; ig != nil {
-		k.parent.IgnoreStatusChanges = *ig
-	}
-	if p := mc.Spec.ResyncPeriodSeconds; p != nil && *p > 0 {
-		k.resync = time.Duration(*p) * time.Second
-	}
-	for i, res := range spec.Inputs {
-		if spec.Parent.Namespaced && !res.Namespaced {
-			return nil, fmt.Errorf("spec.inputResources[%d]: %s is cluster-scoped but the parent %s is namespaced: a parent's inputs are in its namespace",
-				i, res.GVR.Resource, spec.Parent.GVR.Resource)
+	for i, res := range inputs {
+		if err := reconcile.CheckScope(fmt.Sprintf("spec.inputResources[%d]", i), res, "spec.parentResource", parent); err != nil {
+			return nil, fmt.Errorf("%w: a parent's inputs are in its namespace", err)
 		}
 	}
-	for i, res := range spec.Outputs {
-		if spec.Parent.Namespaced && !res.Namespaced {
-			return nil, fmt.Errorf("spec.outputResources[%d]: %s is cluster-scoped but the parent %s is namespaced",
-				i, res.GVR.Resource, spec.Parent.GVR.Resource)
+	for i, res := range outputs {
+		field := fmt.Sprintf("spec.outputResources[%d]", i)
+		if err := reconcile.CheckScope(field, res, "spec.parentResource", parent); err != nil {
+			return nil, err
 		}
-		method := v1alpha1.ChildUpdateOnDelete
-		if us := mc.Spec.OutputResources[i].UpdateStrategy; us != nil && us.Method != "" {
+		var method v1alpha1.ChildUpdateMethod
+		if us := mc.Spec.OutputResources[i].UpdateStrategy; us != nil {
 			method = v1alpha1.ChildUpdateMethod(us.Method)
 		}
-		switch method {
-		case v1alpha1.ChildUpdateOnDelete, v1alpha1.ChildUpdateRecreate, v1alpha1.ChildUpdateInPlace:
-		default:
-			return nil, fmt.Errorf("spec.outputResources[%d].updateStrategy.method: %q is not one of OnDelete, Recreate, InPlace", i, method)
+		method, err := reconcile.UpdateMethod(field+".updateStrategy.method", method, reconcile.BasicMethods)
+		if err != nil {
+			return nil, err
 		}
 		k.rules = append(k.rules, reconcile.ChildRule{Resource: res, Method: method})
 	}
 	return reconcile.New(reconcile.Config{
-		Env:          env,
-		Name:         "mapcontroller/" + mc.Name,
-		Kind:         k,
-		FieldManager: k.fieldManager,
-		Finalizer:    "metascript.dev/mapcontroller-" + mc.Name,
-		Parents:      []reconcile.ParentResource{k.parent},
-		Children:     k.rules,
-		Inputs:       spec.Inputs,
-		Hooks:        spec.Hooks,
-		PrimaryHook:  "map",
-		ResyncPeriod: k.resync,
+		Env:              env,
+		Descriptor:       b.Descriptor,
+		Name:             mc.Name,
+		Kind:             k,
+		FieldManager:     k.fieldManager,
+		Parents:          []reconcile.ParentResource{k.parent},
+		Children:         k.rules,
+		Inputs:           inputs,
+		Hooks:            b.Hooks,
+		ControllerObject: b.Object,
+		HookVersion:      k.hookVersion,
+		ResyncPeriod:     k.resync,
 	})
 }
 

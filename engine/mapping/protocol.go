@@ -32,13 +32,17 @@ func (k *kind) mapInput(ctx context.Context, d *reconcile.Decision, j *job) {
 	}
 }
 
-// ResponseFields are the top-level fields of a map or tombstone response.
-var ResponseFields = []string{"outputs", "resyncAfterSeconds"}
+// The top-level fields of a map and a tombstone request, and of their responses.
+var (
+	mapRequestFields       = []string{"controller", "parent", "mapKey", "input", "outputs"}
+	tombstoneRequestFields = []string{"controller", "parent", "mapKey", "outputs"}
+	responseFields         = []string{"outputs", "resyncAfterSeconds"}
+)
 
 // parseMap validates a map response whole: outputs of declared output resources, legal
 // names and namespaces, no duplicates; each gets the controller's mark and its map key.
 func (k *kind) parseMap(resp map[string]any, parent *unstructured.Unstructured, key string) (map[int][]*unstructured.Unstructured, time.Duration, error) {
-	if err := reconcile.CheckFields(resp, ResponseFields...); err != nil {
+	if err := reconcile.CheckFields(resp, responseFields...); err != nil {
 		return nil, 0, err
 	}
 	common, err := reconcile.ParseCommon(resp)
@@ -85,7 +89,7 @@ func (k *kind) tombstoneKey(ctx context.Context, d *reconcile.Decision, j *job) 
 }
 
 func (k *kind) parseTombstone(resp map[string]any, parent *unstructured.Unstructured, g *group) ([]*unstructured.Unstructured, time.Duration, error) {
-	if err := reconcile.CheckFields(resp, ResponseFields...); err != nil {
+	if err := reconcile.CheckFields(resp, responseFields...); err != nil {
 		return nil, 0, err
 	}
 	common, err := reconcile.ParseCommon(resp)

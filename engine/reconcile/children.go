@@ -144,7 +144,7 @@ func (r *Runner) carryOutClaims(ctx context.Context, res int, parent *unstructur
 			errs.add(r.describeChild(a.rule, a.obj)+" (adopting)", err)
 			continue
 		}
-		r.cfg.Metrics.ChildOperations.WithLabelValues(r.cfg.Name, "adopt").Inc()
+		r.cfg.Metrics.ChildOperations.WithLabelValues(r.name, "adopt").Inc()
 	}
 	for _, rel := range plan.release {
 		if _, err := r.apply.Release(ctx, r.applyResource(rel.rule), parent.GetUID(), rel.obj); err != nil &&
@@ -152,7 +152,7 @@ func (r *Runner) carryOutClaims(ctx context.Context, res int, parent *unstructur
 			errs.add(r.describeChild(rel.rule, rel.obj)+" (releasing)", err)
 			continue
 		}
-		r.cfg.Metrics.ChildOperations.WithLabelValues(r.cfg.Name, "release").Inc()
+		r.cfg.Metrics.ChildOperations.WithLabelValues(r.name, "release").Inc()
 	}
 	return lost
 }
@@ -343,10 +343,10 @@ func (r *Runner) describeChild(rule int, obj *unstructured.Unstructured) string 
 func (r *Runner) countAction(a apply.Action) {
 	switch a {
 	case apply.Created:
-		r.cfg.Metrics.ChildOperations.WithLabelValues(r.cfg.Name, "create").Inc()
+		r.cfg.Metrics.ChildOperations.WithLabelValues(r.name, "create").Inc()
 	case apply.Updated:
-		r.cfg.Metrics.ChildOperations.WithLabelValues(r.cfg.Name, "update").Inc()
+		r.cfg.Metrics.ChildOperations.WithLabelValues(r.name, "update").Inc()
 	case apply.Deleted:
-		r.cfg.Metrics.ChildOperations.WithLabelValues(r.cfg.Name, "delete").Inc()
+		r.cfg.Metrics.ChildOperations.WithLabelValues(r.name, "delete").Inc()
 	}
 }

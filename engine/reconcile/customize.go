@@ -45,7 +45,7 @@ func (r *Runner) customize(ctx context.Context, parent *unstructured.Unstructure
 	if err != nil {
 		var invalid *InvalidResponseError
 		if errors.As(err, &invalid) {
-			r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, "customize", r.cfg.Hooks["customize"].Form(), "invalid").Inc()
+			r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, "customize", r.cfg.Hooks["customize"].Form(), "invalid").Inc()
 			r.warn(parent, "InvalidHookResponse", fmt.Errorf("customize hook: %w", err))
 		}
 		return nil, err

@@ -58,7 +58,7 @@ func (r *Runner) enqueueParent(res int, obj any) {
 		return
 	}
 	if !r.cfg.Kind.Selects(res, u) &&
-		!(r.cfg.FinalizeDeselected && slices.Contains(u.GetFinalizers(), r.cfg.Finalizer)) {
+		!(r.cfg.Descriptor.FinalizeDeselected && slices.Contains(u.GetFinalizers(), r.finalizer)) {
 		return
 	}
 	if key, err := cache.MetaNamespaceKeyFunc(u); err == nil {

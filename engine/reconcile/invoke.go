@@ -29,15 +29,15 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 	}
 	start := time.Now()
 	resp, err := hook.Invoke(ctx, req, log)
-	r.cfg.Metrics.HookDuration.WithLabelValues(r.cfg.Name, hookName, hook.Form()).Observe(time.Since(start).Seconds())
+	r.cfg.Metrics.HookDuration.WithLabelValues(r.name, hookName, hook.Form()).Observe(time.Since(start).Seconds())
 	if err == nil {
-		r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hookName, hook.Form(), "success").Inc()
+		r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hookName, hook.Form(), "success").Inc()
 		return resp, nil
 	}
 	err = fmt.Errorf("%s hook%s: %w", hookName, aboutSuffix(about), err)
 	var later *hooks.RetryAfterError
 	if errors.As(err, &later) {
-		r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hookName, hook.Form(), "error").Inc()
+		r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hookName, hook.Form(), "error").Inc()
 		r.cfg.Recorder.Event(parent, corev1.EventTypeNormal, "HookBackoff", truncate(err.Error(), 1024))
 		return nil, err
 	}
@@ -45,14 +45,14 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 	var budget *scripting.BudgetError
 	if errors.As(err, &budget) {
 		result, reason = "budget", "HookBudgetExceeded"
-		r.cfg.Metrics.BudgetExhausted.WithLabelValues(r.cfg.Name, hookName, budget.Budget).Inc()
+		r.cfg.Metrics.BudgetExhausted.WithLabelValues(r.name, hookName, budget.Budget).Inc()
 	}
 	var output *scripting.OutputError
 	var response *hooks.ResponseError
 	if errors.As(err, &output) || errors.As(err, &response) {
 		result, reason = "invalid", "InvalidHookResponse"
 	}
-	r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hookName, hook.Form(), result).Inc()
+	r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hookName, hook.Form(), result).Inc()
 	r.warn(parent, reason, err)
 	return nil, err
 }

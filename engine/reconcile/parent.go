@@ -55,12 +55,12 @@ func (r *Runner) recheckParent(ctx context.Context, res int, parent *unstructure
 func (r *Runner) patchFinalizers(ctx context.Context, res int, parent *unstructured.Unstructured, add bool) error {
 	finalizers := []string{}
 	for _, f := range parent.GetFinalizers() {
-		if f != r.cfg.Finalizer {
+		if f != r.finalizer {
 			finalizers = append(finalizers, f)
 		}
 	}
 	if add {
-		finalizers = append(finalizers, r.cfg.Finalizer)
+		finalizers = append(finalizers, r.finalizer)
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
 		"finalizers":      finalizers,

@@ -26,9 +26,9 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		parent = written // the engine's own status write, which the cache has not seen yet
 	}
 	selected := r.cfg.Kind.Selects(req.Resource, parent)
-	hasFinalizer := slices.Contains(parent.GetFinalizers(), r.cfg.Finalizer)
+	hasFinalizer := slices.Contains(parent.GetFinalizers(), r.finalizer)
 	deleting := parent.GetDeletionTimestamp() != nil
-	finalizing := deleting || !selected && hasFinalizer && r.cfg.FinalizeDeselected
+	finalizing := deleting || !selected && hasFinalizer && r.cfg.Descriptor.FinalizeDeselected
 	if !selected && !finalizing {
 		return 0, nil
 	}
@@ -52,7 +52,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	if err != nil {
 		return 0, err
 	}
-	hook := r.cfg.PrimaryHook
+	hook := r.primary
 	if finalizing {
 		hook = "finalize"
 	}
@@ -71,7 +71,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		if err != nil {
 			var invalid *InvalidResponseError
 			if errors.As(err, &invalid) {
-				r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, hook, r.cfg.Hooks[hook].Form(), "invalid").Inc()
+				r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hook, r.cfg.Hooks[hook].Form(), "invalid").Inc()
 				r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook: %w", hook, err))
 			}
 			if round == 0 {
@@ -144,7 +144,7 @@ func (r *Runner) decision(req Request, parent *unstructured.Unstructured, hook s
 		return r.invoke(ctx, name, about, hreq, parent)
 	}
 	d.reject = func(name, about string, err error) {
-		r.cfg.Metrics.HookInvocations.WithLabelValues(r.cfg.Name, name, r.cfg.Hooks[name].Form(), "invalid").Inc()
+		r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, name, r.cfg.Hooks[name].Form(), "invalid").Inc()
 		r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook%s: %w", name, aboutSuffix(about), err))
 	}
 	return d

@@ -41,7 +41,7 @@ var namespaces = resources.Resource{
 // {"relatedResources": [{apiVersion, resource, labelSelector | names, namespace,
 // namespaceSelector}]}.
 func parseCustomize(resp map[string]any, parent *unstructured.Unstructured, resolver Resolver) ([]RelatedRule, error) {
-	if err := CheckFields(resp, CustomizeResponseFields...); err != nil {
+	if err := CheckFields(resp, customizeResponseFields...); err != nil {
 		return nil, err
 	}
 	list, _ := resp["relatedResources"].([]any)
@@ -260,5 +260,5 @@ func namespaceLabels(caches func(resources.Resource) cache.Indexer) func(string)
 	}
 }
 
-// CustomizeResponseFields are the top-level fields of a customize response.
-var CustomizeResponseFields = []string{"relatedResources"}
+// customizeResponseFields are the top-level fields of a customize response.
+var customizeResponseFields = []string{"relatedResources"}

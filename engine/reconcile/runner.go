@@ -37,33 +37,25 @@ type Env struct {
 	Workers int
 }
 
-// Config is everything a Runner needs. Hooks are already compiled.
+// Config is everything a Runner needs. Hooks are already built.
 type Config struct {
 	Env
-	// Name is "<kind>/<name>" (compositecontroller/website): the work queue's name, the
-	// metrics' controller label and the logs' controller attribute.
+	// Descriptor is the controller's kind.
+	Descriptor *Descriptor
+	// Name is the controller's metadata.name.
 	Name string
 	Kind Kind
 	// FieldManager is the field manager of every write made for this controller.
 	FieldManager string
-	// Finalizer is held on parents while a finalize hook exists.
-	Finalizer string
-	// FinalizeDeselected finalizes a parent that stops being selected while it holds the
-	// finalizer, as it is when deleted (DecoratorController). Otherwise such a parent is
-	// left alone.
-	FinalizeDeselected bool
-	Parents            []ParentResource
-	Children           []ChildRule
+	Parents      []ParentResource
+	Children     []ChildRule
 	// Inputs are resources the parents read but do not own; their events reach parents
 	// through the Kind's InputRouter, which is then required.
 	Inputs []resources.Resource
-	// Hooks are the controller's hooks by name: PrimaryHook is required, "finalize"
-	// optional, others are the kind's.
+	// Hooks are the controller's hooks by name: the descriptor's primary hook is required.
+	// With a "customize" hook, the skeleton asks it which related objects each parent's
+	// hooks see (Decision.Related).
 	Hooks map[string]hooks.Invoker
-	// PrimaryHook is the hook Decision.Hook names for a parent that is not finalizing;
-	// "sync" when empty. With a "customize" hook, the skeleton asks it which related objects
-	// each parent's hooks see (Decision.Related).
-	PrimaryHook string
 	// ControllerObject is the controller resource as hooks see it (request.controller).
 	ControllerObject map[string]any
 	// HookVersion keys request maps (ObjectKey) of the hooks the skeleton builds requests for.
@@ -95,7 +87,11 @@ type childSource struct {
 
 // Runner reconciles the parents of one controller. Start and Stop are called once each.
 type Runner struct {
-	cfg        Config
+	cfg Config
+	// name is the controller as logs and metrics name it (compositecontroller/NAME);
+	// primary its kind's primary hook; finalizer the finalizer it holds on parents.
+	name, primary, finalizer string
+
 	parents    []parentSource
 	children   []childSource
 	inputs     []*informers.Informer
@@ -123,26 +119,26 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	if cfg.PrimaryHook == "" {
-		cfg.PrimaryHook = "sync"
-	}
-	if cfg.Hooks[cfg.PrimaryHook] == nil {
-		return nil, fmt.Errorf("%s: no %s hook", cfg.Name, cfg.PrimaryHook)
+	name := cfg.Descriptor.Ref(cfg.Name)
+	primary := cfg.Descriptor.Primary().Name
+	if cfg.Hooks[primary] == nil {
+		return nil, fmt.Errorf("%s: no %s hook", name, primary)
 	}
 	if len(cfg.Parents) == 0 {
-		return nil, fmt.Errorf("%s: no parent resource", cfg.Name)
+		return nil, fmt.Errorf("%s: no parent resource", name)
 	}
 	if _, ok := cfg.Kind.(InputRouter); len(cfg.Inputs) > 0 && !ok {
-		return nil, fmt.Errorf("%s: inputs without an InputRouter", cfg.Name)
+		return nil, fmt.Errorf("%s: inputs without an InputRouter", name)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	cfg.Log = cfg.Log.With("controller", cfg.Name)
+	cfg.Log = cfg.Log.With("controller", name)
 	if cfg.Hooks["customize"] != nil && cfg.Resolver == nil {
-		return nil, fmt.Errorf("%s: a customize hook needs a resolver", cfg.Name)
+		return nil, fmt.Errorf("%s: a customize hook needs a resolver", name)
 	}
-	r := &Runner{cfg: cfg, counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, cfg.FieldManager),
+	r := &Runner{cfg: cfg, name: name, primary: primary, finalizer: cfg.Descriptor.FinalizerPrefix + cfg.Name,
+		counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, cfg.FieldManager),
 		related: newRelated(), overlay: newWrittenOverlay()}
 	for _, p := range cfg.Parents {
 		r.parents = append(r.parents, parentSource{ParentResource: p})
@@ -159,7 +155,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	ctx, r.cancel = context.WithCancel(ctx)
 	r.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[Request](),
-		workqueue.TypedRateLimitingQueueConfig[Request]{Name: r.cfg.Name})
+		workqueue.TypedRateLimitingQueueConfig[Request]{Name: r.name})
 	var synced []cache.InformerSynced
 	fail := func(err error) error {
 		r.releaseAll()
@@ -209,7 +205,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return fail(fmt.Errorf("caches of %s did not sync: %w", r.cfg.Name, ctx.Err()))
+		return fail(fmt.Errorf("caches of %s did not sync: %w", r.name, ctx.Err()))
 	}
 	for range r.cfg.Workers {
 		r.workers.Add(1)
@@ -315,9 +311,9 @@ func (r *Runner) processNext(ctx context.Context) bool {
 	}
 	start := time.Now()
 	resyncAfter, err := r.reconcile(ctx, req)
-	r.cfg.Metrics.ReconcileDuration.WithLabelValues(r.cfg.Name).Observe(time.Since(start).Seconds())
+	r.cfg.Metrics.ReconcileDuration.WithLabelValues(r.name).Observe(time.Since(start).Seconds())
 	if err != nil {
-		r.cfg.Metrics.Reconciles.WithLabelValues(r.cfg.Name, "error").Inc()
+		r.cfg.Metrics.Reconciles.WithLabelValues(r.name, "error").Inc()
 		var later *hooks.RetryAfterError
 		if errors.As(err, &later) {
 			// The webhook said when to call again: that is the delay, not the backoff.
@@ -331,7 +327,7 @@ func (r *Runner) processNext(ctx context.Context) bool {
 		r.queue.AddRateLimited(req)
 		return true
 	}
-	r.cfg.Metrics.Reconciles.WithLabelValues(r.cfg.Name, "success").Inc()
+	r.cfg.Metrics.Reconciles.WithLabelValues(r.name, "success").Inc()
 	r.queue.Forget(req)
 	if resyncAfter > 0 {
 		r.queue.AddAfter(req, resyncAfter)

@@ -20,6 +20,7 @@ import (
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/kinds"
 )
 
 // DocError reports a document that could not be read as what it claims to be. The other
@@ -106,8 +107,8 @@ func (f *File) add(line int, v any) {
 		if err := f.Secrets.add(obj); err != nil {
 			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Err: err})
 		}
-	case apiVersion == v1alpha1.GroupVersion.String() && lookupKind(kind) != nil:
-		c, err := lookupKind(kind).decode(obj)
+	case apiVersion == v1alpha1.GroupVersion.String() && kinds.Lookup(kind) != nil:
+		c, err := decode(kinds.Lookup(kind), obj)
 		if err == nil && c.Name == "" {
 			err = errors.New("metadata.name is required")
 		}

@@ -3,6 +3,7 @@ package manifest
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,8 +132,8 @@ func TestControllerKinds(t *testing.T) {
 					sc = "script"
 				}
 				got = append(got, strings.Join([]string{c.Kind, c.Ref(), strings.Join(names, ","), sc}, " "))
-				if (c.CC != nil) == (c.DC != nil) || (c.Kind == "DecoratorController") != (c.DC != nil) {
-					t.Errorf("%s: CC %v, DC %v; want the typed resource of its kind only", c.Ref(), c.CC, c.DC)
+				if got := reflect.TypeOf(c.Typed).String(); got != "*v1alpha1."+c.Kind {
+					t.Errorf("%s: the typed resource is a %s; want a *v1alpha1.%s", c.Ref(), got, c.Kind)
 				}
 			}
 			for _, e := range f.Errors {
@@ -245,7 +246,7 @@ func TestHook(t *testing.T) {
 		if err != nil {
 			got = err.Error()
 		} else {
-			got = h.Starlark.Function
+			got = h.Def.Starlark.Function
 		}
 		if got != tt.want {
 			t.Errorf("%s: Hook(%q) = %q, want %q", controller(t, tt.doc).Ref(), tt.hook, got, tt.want)

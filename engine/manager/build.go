@@ -1,0 +1,135 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/reconcile"
+	"metascript.dev/metascript/engine/resources"
+)
+
+// built is a controller ready to start.
+type built struct {
+	runner *reconcile.Runner
+	// watched are the resources the runner's informers watch.
+	watched []schema.GroupVersionResource
+	// capped says which hook budgets the engine's ceilings cut down.
+	capped []string
+}
+
+// buildError is why a controller cannot run, as its status reports it.
+type buildError struct {
+	// reason is the condition reason: InvalidSpec, CompileError, ResourceNotFound, and for
+	// webhook settings ReferenceNotFound or InvalidWebhookConfig.
+	reason string
+	err    error
+	hooks  bool // the hooks are at fault: HooksCompiled=False
+	retry  bool // may mend itself: a resource not served yet, a Secret not created yet
+}
+
+func (e *buildError) Error() string { return e.err.Error() }
+
+// build reads a controller resource of kind, builds its hooks, resolves its resources and
+// returns its runner, not started.
+func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unstructured.Unstructured) (*built, error) {
+	decl, err := kind.Read(func(into any) error { return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into) })
+	if err != nil {
+		return nil, &buildError{reason: "InvalidSpec", err: err, hooks: true}
+	}
+	for _, h := range kind.Hooks {
+		if h.Required && decl.Hooks[h.Name] == nil {
+			return nil, &buildError{reason: "InvalidSpec", err: fmt.Errorf("spec.hooks.%s is required", h.Name)}
+		}
+	}
+	invokers, capped, err := m.compile(ctx, kind.Ref(decl.Name), decl, kind.Hooks)
+	if err != nil {
+		return nil, err
+	}
+	b := &built{capped: capped}
+	resolved := make([]resources.Resource, len(decl.Resources))
+	for i, ref := range decl.Resources {
+		if resolved[i], err = m.resolve(ref.Field, ref.Rule); err != nil {
+			return nil, err
+		}
+		b.watched = append(b.watched, resolved[i].GVR)
+	}
+	b.runner, err = kind.Configure(&reconcile.Built{Declared: decl, Descriptor: kind, Object: u.Object, Resources: resolved,
+		Hooks: invokers}, m.env())
+	if err != nil {
+		return nil, &buildError{reason: "InvalidSpec", err: err}
+	}
+	return b, nil
+}
+
+// env is what every runner shares.
+func (m *Manager) env() reconcile.Env {
+	return reconcile.Env{Client: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
+		Metrics: m.opts.Metrics, Log: m.opts.Log, Resolver: m.opts.Resolver, Workers: m.opts.Workers}
+}
+
+// resolve resolves one resource rule of a controller; field names it for the error.
+func (m *Manager) resolve(field string, rule v1alpha1.ResourceRule) (resources.Resource, error) {
+	res, err := m.opts.Resolver.Resolve(rule.APIVersion, rule.Resource)
+	if err == nil {
+		return res, nil
+	}
+	var nf *resources.NotFoundError
+	if errors.As(err, &nf) {
+		return res, &buildError{reason: "ResourceNotFound", err: fmt.Errorf("%s: %w", field, err), retry: true}
+	}
+	return res, &buildError{reason: "InvalidSpec", err: fmt.Errorf("%s: %w", field, err)}
+}
+
+// compile builds every hook of a kind that the controller defines (ref names it:
+// compositecontroller/NAME), in the kind's order, and lists the budgets its ceilings cut down. Errors of all hooks are
+// reported together: as ReferenceNotFound when they are all webhook settings naming a
+// missing Secret, ConfigMap or key, InvalidWebhookConfig when they are all unusable webhook
+// settings, CompileError otherwise.
+func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Declared, defs []reconcile.Hook) (map[string]hooks.Invoker, []string, error) {
+	invokers := map[string]hooks.Invoker{}
+	var capped []string
+	var joined []error
+	for _, h := range defs {
+		name, def := h.Name, decl.Hooks[h.Name]
+		if def == nil {
+			continue
+		}
+		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: decl.Script,
+			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs}, m.opts.Compiler, clusterObjects{m.opts.Kube})
+		if err != nil {
+			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
+			continue
+		}
+		invokers[name] = inv
+		for _, c := range hooks.Capped(def, m.opts.Ceilings) {
+			capped = append(capped, "hooks."+name+"."+c)
+		}
+	}
+	if len(joined) > 0 {
+		return nil, nil, hookErrors(joined)
+	}
+	return invokers, capped, nil
+}
+
+// hookErrors is the buildError of the hooks that failed to build.
+func hookErrors(errs []error) *buildError {
+	reason := "ReferenceNotFound"
+	for _, err := range errs {
+		var ce *hooks.ConfigError
+		switch {
+		case !errors.As(err, &ce):
+			return &buildError{reason: "CompileError", err: errors.Join(errs...), hooks: true}
+		case !missingReference(err):
+			reason = "InvalidWebhookConfig"
+		}
+	}
+	// A missing object may be created later: retry, as for a resource not served yet.
+	return &buildError{reason: reason, err: errors.Join(errs...), retry: reason == "ReferenceNotFound"}
+}

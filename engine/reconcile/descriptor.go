@@ -1,0 +1,131 @@
+package reconcile
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/resources"
+)
+
+// Descriptor is one controller kind, told once. Each front door (engine/composite,
+// engine/decorator, engine/mapping) exports one; the manager builds controllers from it and
+// the offline commands read hooks, request and response fields from it, so that no other
+// file restates what a kind is. A Descriptor is immutable and safe for concurrent use.
+type Descriptor struct {
+	// Kind is the kind of the controller resource (CompositeController).
+	Kind string
+	// Resource is where controller resources of the kind are served.
+	Resource schema.GroupVersionResource
+	// Hooks are the kind's hooks in the order they are built; exactly one is Primary.
+	Hooks []Hook
+	// FinalizerPrefix + the controller's name is the finalizer held on parents while a
+	// finalize hook exists.
+	FinalizerPrefix string
+	// FinalizeDeselected finalizes a parent that stops being selected while it holds the
+	// finalizer, as it is when deleted (DecoratorController). Otherwise such a parent is left
+	// alone.
+	FinalizeDeselected bool
+	// Read decodes one controller resource with decode (into a pointer to the kind's type:
+	// strictly for the offline commands, by the API server's converter in the engine) and
+	// says what it declares. Its error is the decoder's.
+	Read func(decode func(into any) error) (*Declared, error)
+	// Configure validates a declared controller whose resources are resolved and whose hooks
+	// are built, and returns its Runner, not started. Its error names the field at fault.
+	Configure func(b *Built, env Env) (*Runner, error)
+}
+
+// Name is the kind in lower case: the prefix of every controller's name in logs, metrics,
+// work queues and compile positions (compositecontroller/NAME).
+func (d *Descriptor) Name() string { return strings.ToLower(d.Kind) }
+
+// Ref names one controller of the kind: compositecontroller/NAME.
+func (d *Descriptor) Ref(name string) string { return d.Name() + "/" + name }
+
+// Primary is the hook called for a parent that is not finalizing.
+func (d *Descriptor) Primary() Hook {
+	for _, h := range d.Hooks {
+		if h.Primary {
+			return h
+		}
+	}
+	panic(fmt.Sprintf("%s: descriptor without a primary hook", d.Kind))
+}
+
+// Hook returns the kind's hook called name.
+func (d *Descriptor) Hook(name string) (Hook, bool) {
+	for _, h := range d.Hooks {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return Hook{}, false
+}
+
+// Hook is one hook of a controller kind.
+type Hook struct {
+	Name string
+	// Required hooks are defined by every controller of the kind (the primary hook).
+	Required bool
+	// Primary is the hook called for a parent that is not finalizing.
+	Primary bool
+	// Request are the top-level fields of the hook's request, as the engine sends it.
+	Request []string
+	// Response are the top-level fields the engine accepts in the hook's response; any other
+	// field makes the response invalid.
+	Response []string
+}
+
+// Declared is one controller resource as its kind's Descriptor.Read finds it.
+type Declared struct {
+	// Name is the controller's metadata.name.
+	Name string
+	// Hooks are the hooks the resource defines, by name; hooks it leaves out are absent.
+	Hooks map[string]*v1alpha1.Hook
+	// Script is spec.script, the helper code the hooks share; nil when there is none.
+	Script *v1alpha1.SharedScript
+	// EndpointConfigs are the connection settings of webhooks by host.
+	EndpointConfigs []v1alpha1.EndpointConfig
+	// Resources are the resource rules the controller names, in the order Configure reads
+	// them resolved.
+	Resources []ResourceRef
+	// Typed is the decoded resource: *v1alpha1.CompositeController, ... by kind.
+	Typed any
+}
+
+// ResourceRef is one resource rule of a controller and the field that declares it
+// (spec.childResources[0]), for errors.
+type ResourceRef struct {
+	Field string
+	Rule  v1alpha1.ResourceRule
+}
+
+// Built is a declared controller ready to configure.
+type Built struct {
+	*Declared
+	// Descriptor is the controller's kind.
+	Descriptor *Descriptor
+	// Object is the controller resource in JSON shape, as hooks see it (request.controller).
+	Object map[string]any
+	// Resources are Declared.Resources resolved, in the same order.
+	Resources []resources.Resource
+	// Hooks are the built hooks by name.
+	Hooks map[string]hooks.Invoker
+}
+
+// CustomizeHook is the customize hook, the same for every kind that has one: it names the
+// related objects a parent's other hooks see.
+var CustomizeHook = Hook{Name: "customize", Request: []string{"controller", "parent"}, Response: customizeResponseFields}
+
+// DefinedHooks returns hooks without the ones that are not defined (nil).
+func DefinedHooks(hooks map[string]*v1alpha1.Hook) map[string]*v1alpha1.Hook {
+	for name, h := range hooks {
+		if h == nil {
+			delete(hooks, name)
+		}
+	}
+	return hooks
+}
