@@ -12,7 +12,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/dynamic"
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/apply"
@@ -94,7 +93,6 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		parent:      reconcile.ParentResource{Resource: parent, IgnoreStatusChanges: reconcile.Flag(cc.Spec.ParentResource.IgnoreStatusChanges)},
 		hookVersion: reconcile.HookVersion(b.Declared.Hooks["sync"]),
 		controller:  b.Object,
-		client:      env.Client,
 	}
 	for i, res := range children {
 		field := fmt.Sprintf("spec.childResources[%d]", i)
@@ -126,7 +124,6 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		k.rules = append(k.rules, reconcile.ChildRule{Resource: res, Method: method})
 	}
 	fieldManager := apply.FieldManager(cc.Name)
-	k.fieldManager = fieldManager
 	var inputs []resources.Resource
 	if k.rolling != nil {
 		inputs = []resources.Resource{b.Resources[len(b.Resources)-1]}
@@ -153,16 +150,14 @@ var childMethods = append(slices.Clone(reconcile.BasicMethods), v1alpha1.ChildUp
 
 // kind implements reconcile.Kind, OrphanRouter, ParentIndexer and ParentForgetter.
 type kind struct {
-	controller   map[string]any
-	parent       reconcile.ParentResource
-	parentSel    labels.Selector // spec.parentResource.labelSelector
-	rules        []reconcile.ChildRule
-	generate     bool
-	hookVersion  v1alpha1.HookVersion
-	selectors    *selector.Cache // parents' spec.selector, parsed once per resourceVersion
-	client       dynamic.Interface
-	fieldManager string
-	rolling      *rolling // nil unless a child rule rolls
+	controller  map[string]any
+	parent      reconcile.ParentResource
+	parentSel   labels.Selector // spec.parentResource.labelSelector
+	rules       []reconcile.ChildRule
+	generate    bool
+	hookVersion v1alpha1.HookVersion
+	selectors   *selector.Cache // parents' spec.selector, parsed once per resourceVersion
+	rolling     *rolling        // nil unless a child rule rolls
 }
 
 // roll sets up rolling updates for child rule i.

@@ -22,14 +22,8 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 	if err != nil {
 		return nil, err
 	}
-	out := &reconcile.Outcome{Children: parsed.children, ResyncAfter: parsed.ResyncAfter, Finalized: parsed.Finalized}
-	if parsed.Status != nil {
-		parent, status := d.Parent, parsed.Status
-		out.WriteParent = func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return reconcile.ReplaceStatus(ctx, k.client, k.parent, k.fieldManager, parent, status)
-		}
-	}
-	return out, nil
+	return &reconcile.Outcome{Children: parsed.children, Status: parsed.Status, ResyncAfter: parsed.ResyncAfter,
+		Finalized: parsed.Finalized}, nil
 }
 
 // call asks the hook d names for the desired state of the parent seen as p (d.Parent, or

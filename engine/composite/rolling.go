@@ -114,17 +114,14 @@ func (k *kind) decideRolling(ctx context.Context, d *reconcile.Decision) (*recon
 	if len(writes.Create)+len(writes.Update)+len(writes.Delete) > 0 {
 		out.Prepare = func(ctx context.Context) error { return k.rolling.store.Write(ctx, parent, writes) }
 	}
-	status := reconcile.SetCondition(parent, newest.Status, rolloutCondition(parent, latest, step))
-	out.WriteParent = func(ctx context.Context) (*unstructured.Unstructured, error) {
-		return reconcile.ReplaceStatus(ctx, k.client, k.parent, k.fieldManager, parent, status)
-	}
+	out.Status, out.Conditions = newest.Status, []map[string]any{rolloutCondition(latest, step)}
 	return out, nil
 }
 
 // rolloutCondition says where the rollout is.
-func rolloutCondition(parent *unstructured.Unstructured, latest string, s revision.Step) map[string]any {
+func rolloutCondition(latest string, s revision.Step) map[string]any {
 	cond := map[string]any{"type": RolledOutCondition, "status": string(metav1.ConditionTrue), "reason": "RolledOut",
-		"message": fmt.Sprintf("every child is on revision %s", latest), "observedGeneration": parent.GetGeneration()}
+		"message": fmt.Sprintf("every child is on revision %s", latest)}
 	switch {
 	case s.Blocker != nil && s.Pending == 0:
 		// Every child is on the newest revision; one is not ready yet (creation, scale-up,
@@ -145,16 +142,8 @@ func rolloutCondition(parent *unstructured.Unstructured, latest string, s revisi
 
 // passes checks an existing child against its rule's status checks.
 func passes(obj *unstructured.Unstructured, checks []v1alpha1.StatusConditionCheck) (bool, string) {
-	list, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "conditions")
-	items, _ := list.([]any)
 	for _, want := range checks {
-		var got map[string]any
-		for _, c := range items {
-			if m, ok := c.(map[string]any); ok && m["type"] == want.Type {
-				got = m
-				break
-			}
-		}
+		got := reconcile.FindCondition(obj, want.Type)
 		switch {
 		case got == nil:
 			return false, fmt.Sprintf("it has no condition %s", want.Type)

@@ -76,7 +76,6 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		controller:  b.Object,
 		name:        dc.Name,
 		mark:        &claim.Mark{Key: MarkAnnotation, Value: dc.Name},
-		record:      apply.DecorationRecord(dc.Name),
 		hookVersion: reconcile.HookVersion(b.Declared.Hooks["sync"]),
 	}
 	for i, res := range targets {
@@ -117,14 +116,12 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 	for i, t := range k.targets {
 		parents[i] = t.ParentResource
 	}
-	fieldManager := apply.FieldManager("decorator/" + dc.Name)
-	k.applier = apply.NewWithManager(env.Client, fieldManager)
 	return reconcile.New(reconcile.Config{
 		Env:              env,
 		Descriptor:       b.Descriptor,
 		Name:             dc.Name,
 		Kind:             k,
-		FieldManager:     fieldManager,
+		FieldManager:     apply.FieldManager("decorator/" + dc.Name),
 		Parents:          parents,
 		Children:         k.rules,
 		Hooks:            b.Hooks,
@@ -148,9 +145,7 @@ type kind struct {
 	targets     []target
 	rules       []reconcile.ChildRule
 	mark        *claim.Mark
-	record      string // annotation key of what was applied to a target
 	hookVersion v1alpha1.HookVersion
-	applier     *apply.Applier
 }
 
 func (k *kind) Selects(res int, obj *unstructured.Unstructured) bool {

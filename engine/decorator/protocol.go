@@ -31,15 +31,11 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 	if err != nil {
 		return nil, err
 	}
-	target, res := d.Parent, k.targets[d.Resource]
 	return &reconcile.Outcome{
 		Children:    parsed.attachments,
+		Decoration:  &parsed.decoration,
 		ResyncAfter: parsed.ResyncAfter,
 		Finalized:   parsed.Finalized,
-		WriteParent: func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return k.applier.Decorate(ctx,
-				apply.Resource{GVR: res.GVR, Namespaced: res.Namespaced}, target, k.record, res.HasStatus, parsed.decoration)
-		},
 	}, nil
 }
 

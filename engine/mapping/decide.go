@@ -143,10 +143,7 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 	out.Written = func(stored map[*unstructured.Unstructured]*unstructured.Unstructured) {
 		k.remember(uid, pfp, now, written, stored)
 	}
-	status := k.status(parent, inputs, d.Observed, out, failed)
-	out.WriteParent = func(ctx context.Context) (*unstructured.Unstructured, error) {
-		return reconcile.ReplaceStatus(ctx, k.client, k.parent, k.fieldManager, parent, status)
-	}
+	out.Status, out.Conditions = k.status(inputs, d.Observed, out), []map[string]any{mappedCondition(failed)}
 	if !next.IsZero() {
 		out.ResyncAfter = max(next.Sub(now), time.Millisecond)
 	}

@@ -23,7 +23,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/apis/v1alpha1"
@@ -93,19 +92,17 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		return nil, err
 	}
 	k := &kind{
-		controller:   b.Object,
-		parent:       reconcile.ParentResource{Resource: parent, IgnoreStatusChanges: reconcile.Flag(mc.Spec.ParentResource.IgnoreStatusChanges)},
-		parentSel:    sel,
-		inputs:       inputs,
-		mark:         &claim.Mark{Key: ControllerLabel, Value: MarkValue(mc.Name), Label: true},
-		selectors:    selector.NewCacheSelectingAll(),
-		client:       env.Client,
-		fieldManager: apply.FieldManager("map/" + mc.Name),
-		hookVersion:  reconcile.HookVersion(b.Declared.Hooks["map"]),
-		tombstone:    b.Hooks["tombstone"] != nil,
-		resync:       reconcile.ResyncPeriod(mc.Spec.ResyncPeriodSeconds),
-		parallelism:  DefaultParallelism,
-		memos:        newMemos(),
+		controller:  b.Object,
+		parent:      reconcile.ParentResource{Resource: parent, IgnoreStatusChanges: reconcile.Flag(mc.Spec.ParentResource.IgnoreStatusChanges)},
+		parentSel:   sel,
+		inputs:      inputs,
+		mark:        &claim.Mark{Key: ControllerLabel, Value: MarkValue(mc.Name), Label: true},
+		selectors:   selector.NewCacheSelectingAll(),
+		hookVersion: reconcile.HookVersion(b.Declared.Hooks["map"]),
+		tombstone:   b.Hooks["tombstone"] != nil,
+		resync:      reconcile.ResyncPeriod(mc.Spec.ResyncPeriodSeconds),
+		parallelism: DefaultParallelism,
+		memos:       newMemos(),
 	}
 	for i, res := range inputs {
 		if err := reconcile.CheckScope(fmt.Sprintf("spec.inputResources[%d]", i), res, "spec.parentResource", parent); err != nil {
@@ -132,7 +129,7 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		Descriptor:       b.Descriptor,
 		Name:             mc.Name,
 		Kind:             k,
-		FieldManager:     k.fieldManager,
+		FieldManager:     apply.FieldManager("map/" + mc.Name),
 		Parents:          []reconcile.ParentResource{k.parent},
 		Children:         k.rules,
 		Inputs:           inputs,
@@ -157,20 +154,18 @@ func MarkValue(name string) string {
 
 // kind implements reconcile.Kind, InputRouter, ParentIndexer and ParentForgetter.
 type kind struct {
-	controller   map[string]any
-	parent       reconcile.ParentResource
-	parentSel    labels.Selector // spec.parentResource.labelSelector
-	inputs       []resources.Resource
-	rules        []reconcile.ChildRule
-	mark         *claim.Mark
-	selectors    *selector.Cache // parents' spec.selector; empty selects every input
-	client       dynamic.Interface
-	fieldManager string
-	hookVersion  v1alpha1.HookVersion
-	tombstone    bool
-	resync       time.Duration
-	parallelism  int
-	memos        *memos
+	controller  map[string]any
+	parent      reconcile.ParentResource
+	parentSel   labels.Selector // spec.parentResource.labelSelector
+	inputs      []resources.Resource
+	rules       []reconcile.ChildRule
+	mark        *claim.Mark
+	selectors   *selector.Cache // parents' spec.selector; empty selects every input
+	hookVersion v1alpha1.HookVersion
+	tombstone   bool
+	resync      time.Duration
+	parallelism int
+	memos       *memos
 }
 
 func (k *kind) Selects(_ int, parent *unstructured.Unstructured) bool {

@@ -157,7 +157,7 @@ func TestStatus(t *testing.T) {
 		Children:  map[int][]*unstructured.Unstructured{0: {object("b", ""), object("new", "")}},
 	}
 	inputs := []input{{res: 0}, {res: 0}}
-	s := k.status(parentIn("ns"), inputs, observed, out, []string{"k1 (ConfigMap ns/x): boom"})
+	s := k.status(inputs, observed, out)
 	outs := s["outputs"].(map[string]any)["copies"].(map[string]any)
 	if outs["total"] != int64(4) || outs["ready"] != int64(1) {
 		t.Fatalf("outputs = %v: want total 4 (a, c untouched; b, new desired; gone deleted), ready 1", outs)
@@ -165,7 +165,7 @@ func TestStatus(t *testing.T) {
 	if ins := s["inputs"].(map[string]any)["configmaps"].(map[string]any); ins["total"] != int64(2) {
 		t.Fatalf("inputs = %v", ins)
 	}
-	cond := s["conditions"].([]any)[0].(map[string]any)
+	cond := mappedCondition([]string{"k1 (ConfigMap ns/x): boom"})
 	if cond["type"] != MappedCondition || cond["status"] != "False" || !strings.Contains(cond["message"].(string), "k1 (ConfigMap ns/x): boom") {
 		t.Fatalf("condition = %v", cond)
 	}

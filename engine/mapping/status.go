@@ -2,7 +2,6 @@ package mapping
 
 import (
 	"strings"
-	"time"
 	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,12 +20,11 @@ const MappedCondition = "Mapped"
 //	outputs: {<plural>: {total: M, <condition>: n}}  per output resource; <condition> is each
 //	                                                 condition type found True on outputs, its
 //	                                                 first letter in lower case (Ready → ready)
-//	conditions: [Mapped]
 //
-// Outputs counted are those the parent keeps after this reconcile: desired or untouched.
-// Conditions are read from the outputs as observed.
-func (k *kind) status(parent *unstructured.Unstructured, inputs []input, observed map[int][]*unstructured.Unstructured,
-	out *reconcile.Outcome, failed []string) map[string]any {
+// and the Mapped condition (mappedCondition). Outputs counted are those the parent keeps
+// after this reconcile: desired or untouched. Conditions are read from the outputs as
+// observed.
+func (k *kind) status(inputs []input, observed map[int][]*unstructured.Unstructured, out *reconcile.Outcome) map[string]any {
 	ins := map[string]any{}
 	for i, res := range k.inputs {
 		n := int64(0)
@@ -65,6 +63,12 @@ func (k *kind) status(parent *unstructured.Unstructured, inputs []input, observe
 		counts["total"] = total
 		outs[rule.GVR.Resource] = counts
 	}
+	return map[string]any{"inputs": ins, "outputs": outs}
+}
+
+// mappedCondition says whether every input's last map call succeeded, naming the map keys
+// that failed and why.
+func mappedCondition(failed []string) map[string]any {
 	cond := map[string]any{"type": MappedCondition, "status": string(metav1.ConditionTrue), "reason": "Mapped",
 		"message": "every input's last map call succeeded"}
 	if len(failed) > 0 {
@@ -75,23 +79,18 @@ func (k *kind) status(parent *unstructured.Unstructured, inputs []input, observe
 		}
 		cond["message"] = msg
 	}
-	cond["observedGeneration"] = parent.GetGeneration()
-	cond["lastTransitionTime"] = transitionTime(parent, cond)
-	return map[string]any{"inputs": ins, "outputs": outs, "conditions": []any{cond}}
+	return cond
 }
 
 // trueConditions lists the condition types an object's status.conditions has True, each as
 // a status key: its first letter in lower case.
 func trueConditions(o *unstructured.Unstructured) []string {
-	list, _, _ := unstructured.NestedFieldNoCopy(o.Object, "status", "conditions")
-	items, _ := list.([]any)
 	var out []string
-	for _, c := range items {
-		m, ok := c.(map[string]any)
-		if !ok || m["status"] != "True" {
+	for c := range reconcile.Conditions(o) {
+		if c["status"] != "True" {
 			continue
 		}
-		if typ, ok := m["type"].(string); ok && typ != "" {
+		if typ, ok := c["type"].(string); ok && typ != "" {
 			r := []rune(typ)
 			r[0] = unicode.ToLower(r[0])
 			if key := string(r); key != "total" {
@@ -100,19 +99,4 @@ func trueConditions(o *unstructured.Unstructured) []string {
 		}
 	}
 	return out
-}
-
-// transitionTime keeps the parent's lastTransitionTime of cond's type while its status
-// stays the same.
-func transitionTime(parent *unstructured.Unstructured, cond map[string]any) string {
-	list, _, _ := unstructured.NestedFieldNoCopy(parent.Object, "status", "conditions")
-	items, _ := list.([]any)
-	for _, c := range items {
-		if m, ok := c.(map[string]any); ok && m["type"] == cond["type"] && m["status"] == cond["status"] {
-			if t, ok := m["lastTransitionTime"].(string); ok {
-				return t
-			}
-		}
-	}
-	return metav1.NewTime(time.Now()).UTC().Format(time.RFC3339)
 }

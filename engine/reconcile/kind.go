@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/resources"
 )
@@ -153,9 +154,15 @@ type Outcome struct {
 	// written: writes that must hold before children change (a rollout's revisions). Its
 	// error stops the reconcile; nothing else is written.
 	Prepare func(ctx context.Context) error
-	// WriteParent, when set, writes the parent's own fields after the children. It returns
-	// the parent as the server stored it, or nil when it sent nothing.
-	WriteParent func(ctx context.Context) (*unstructured.Unstructured, error)
+	// Status, when not nil, replaces the parent's status (CompositeController, MapController),
+	// with Conditions put into its conditions; the skeleton keeps the engine's Synced
+	// condition and lastTransitionTime while a condition's status stays, and sets
+	// observedGeneration. Conditions alone (nil Status) replace the status with them.
+	Status     map[string]any
+	Conditions []map[string]any
+	// Decoration, when not nil, is applied to the parent instead (DecoratorController): its
+	// labels, annotations and status by server-side apply, keeping everyone else's.
+	Decoration *apply.Decoration
 	// ResyncAfter asks for one more reconcile of this parent after that long.
 	ResyncAfter time.Duration
 	// Finalized, from the finalize hook, lets the skeleton remove the finalizer once every

@@ -106,15 +106,13 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	}
 
 	latest := parent
-	if out.WriteParent != nil {
-		stored, err := out.WriteParent(ctx)
-		if err != nil {
-			errs.add(describeParent(r.parents[req.Resource], parent), err)
-		}
-		if stored != nil {
-			latest = stored
-			r.overlay.recordParent(req, stored)
-		}
+	stored, err := r.writeParent(ctx, req.Resource, parent, out)
+	if err != nil {
+		errs.add(describeParent(r.parents[req.Resource], parent), err)
+	}
+	if stored != nil {
+		latest = stored
+		r.overlay.recordParent(req, stored)
 	}
 	if finalizing && out.Finalized && errs.empty() {
 		if err := r.patchFinalizers(ctx, req.Resource, latest, false); err != nil {

@@ -7,44 +7,55 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
+
+	"metascript.dev/metascript/engine/apply"
 )
 
-// ReplaceStatus replaces the status of a parent whose status is its controller's alone
-// (CompositeController, MapController) with status, plus observedGeneration and the engine's
-// Synced condition when the parent has one, and sends nothing when the cached status already
-// equals it. It uses the status subresource when the resource has one. It returns the parent
-// as stored, or nil when nothing was sent or the parent is gone.
-func ReplaceStatus(ctx context.Context, client dynamic.Interface, res ParentResource, fieldManager string,
-	parent *unstructured.Unstructured, status map[string]any) (*unstructured.Unstructured, error) {
-	want := make(map[string]any, len(status)+1)
-	for key, v := range CarryCondition(parent, status, SyncedCondition) {
-		want[key] = v
+// writeParent writes what a valid outcome says of the parent itself, after its children:
+// the status a kind computed (replaceStatus), or a decorator's labels, annotations and status
+// by server-side apply, the one kind whose parent is someone else's object. It returns the
+// parent as stored, or nil when it sent nothing.
+func (r *Runner) writeParent(ctx context.Context, res int, parent *unstructured.Unstructured, out *Outcome) (*unstructured.Unstructured, error) {
+	switch {
+	case out.Decoration != nil:
+		p := r.parents[res]
+		return r.apply.Decorate(ctx, apply.Resource{GVR: p.GVR, Namespaced: p.Namespaced}, parent,
+			apply.DecorationRecord(r.cfg.Name), p.HasStatus, *out.Decoration)
+	case out.Status != nil || len(out.Conditions) > 0:
+		return r.replaceStatus(ctx, res, parent, statusWithConditions(parent, out.Status, out.Conditions))
 	}
-	want["observedGeneration"] = parent.GetGeneration()
+	return nil, nil
+}
+
+// replaceStatus replaces the status of a parent whose status is its controller's alone
+// (CompositeController, MapController) with status plus observedGeneration, and sends
+// nothing when the cached status already equals it. It uses the status subresource when the
+// resource has one. It returns the parent as stored, or nil when nothing was sent or the
+// parent is gone.
+func (r *Runner) replaceStatus(ctx context.Context, res int, parent *unstructured.Unstructured, status map[string]any) (*unstructured.Unstructured, error) {
+	status["observedGeneration"] = parent.GetGeneration()
 	have, _, _ := unstructured.NestedFieldNoCopy(parent.Object, "status")
-	if SameJSON(have, want) {
+	if SameJSON(have, status) {
 		return nil, nil
 	}
 	patch, err := json.Marshal([]map[string]any{
 		{"op": "test", "path": "/metadata/uid", "value": parent.GetUID()},
-		{"op": "add", "path": "/status", "value": want},
+		{"op": "add", "path": "/status", "value": status},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encoding status: %w", err)
 	}
 	var sub []string
-	if res.HasStatus {
+	if r.parents[res].HasStatus {
 		sub = []string{"status"}
 	}
-	stored, err := ParentClient(client, res, parent).Patch(ctx, parent.GetName(), types.JSONPatchType, patch,
-		metav1.PatchOptions{FieldManager: fieldManager}, sub...)
+	stored, err := r.parentClient(res, parent).Patch(ctx, parent.GetName(), types.JSONPatchType, patch,
+		metav1.PatchOptions{FieldManager: r.cfg.FieldManager}, sub...)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -97,31 +108,4 @@ func ParentFingerprint(p *unstructured.Unstructured) string {
 	data, _ := json.Marshal([]any{p.GetUID(), p.GetLabels(), p.GetAnnotations()})
 	sum := sha256.Sum256(data)
 	return strconv.FormatInt(p.GetGeneration(), 10) + "/" + hex.EncodeToString(sum[:8])
-}
-
-// SetCondition returns status with cond in its conditions, replacing the entry of cond's
-// type (status is not modified; nil is an empty status). cond's lastTransitionTime is the
-// parent's for that type while its status stays the same, and now when it changes, so that
-// rewriting an unchanged condition changes nothing.
-func SetCondition(parent *unstructured.Unstructured, status, cond map[string]any) map[string]any {
-	cond["lastTransitionTime"] = metav1.NewTime(time.Now()).UTC().Format(time.RFC3339)
-	if cur := findCondition(parent, cond["type"].(string)); cur != nil && cur["status"] == cond["status"] {
-		if t, ok := cur["lastTransitionTime"].(string); ok {
-			cond["lastTransitionTime"] = t
-		}
-	}
-	out := make(map[string]any, len(status)+1)
-	for k, v := range status {
-		out[k] = v
-	}
-	list, _ := out["conditions"].([]any)
-	next := make([]any, 0, len(list)+1)
-	for _, c := range list {
-		if m, ok := c.(map[string]any); ok && m["type"] == cond["type"] {
-			continue
-		}
-		next = append(next, c)
-	}
-	out["conditions"] = append(next, cond)
-	return out
 }

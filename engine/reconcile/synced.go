@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -89,94 +88,35 @@ func (r *Runner) reportWrites(ctx context.Context, res int, parent *unstructured
 		for i, ref := range errs.refused {
 			msgs[i] = ref.object + ": " + serverMessage(ref.err)
 		}
-		cond = syncedCondition(parent, metav1.ConditionFalse, "WriteFailed", truncate(strings.Join(msgs, "; "), 4096))
+		cond = syncedCondition(metav1.ConditionFalse, "WriteFailed", truncate(strings.Join(msgs, "; "), 4096))
 	case errs.empty():
-		if existing := findCondition(parent, SyncedCondition); existing == nil {
+		if existing := FindCondition(parent, SyncedCondition); existing == nil {
 			return nil // never refused: nothing to say
 		}
-		cond = syncedCondition(parent, metav1.ConditionTrue, "Synced", "every write of the last reconcile succeeded")
+		cond = syncedCondition(metav1.ConditionTrue, "Synced", "every write of the last reconcile succeeded")
 	default:
 		return nil // transient only: the next reconcile decides
 	}
 	return r.setCondition(ctx, res, parent, cond)
 }
 
-func syncedCondition(parent *unstructured.Unstructured, status metav1.ConditionStatus, reason, msg string) map[string]any {
-	return map[string]any{"type": SyncedCondition, "status": string(status), "reason": reason, "message": msg,
-		"observedGeneration": parent.GetGeneration()}
-}
-
-// findCondition returns the condition of type typ in the parent's status.conditions.
-func findCondition(parent *unstructured.Unstructured, typ string) map[string]any {
-	list, _, _ := unstructured.NestedFieldNoCopy(parent.Object, "status", "conditions")
-	items, _ := list.([]any)
-	for _, c := range items {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			return m
-		}
-	}
-	return nil
-}
-
-// CarryCondition returns status with the parent's current condition of type typ put back
-// into status.conditions when status does not set that type itself, so that a kind's
-// status write replacing the whole status keeps the engine's condition. status is not
-// modified; nil is returned unchanged when there is nothing to carry.
-func CarryCondition(parent *unstructured.Unstructured, status map[string]any, typ string) map[string]any {
-	cur := findCondition(parent, typ)
-	if cur == nil || status == nil {
-		return status
-	}
-	list, _ := status["conditions"].([]any)
-	if _, isList := status["conditions"]; isList && list == nil && status["conditions"] != nil {
-		return status // not a list: the hook's own business
-	}
-	for _, c := range list {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			return status
-		}
-	}
-	out := make(map[string]any, len(status)+1)
-	for k, v := range status {
-		out[k] = v
-	}
-	out["conditions"] = append(append(make([]any, 0, len(list)+1), list...), cur)
-	return out
+func syncedCondition(status metav1.ConditionStatus, reason, msg string) map[string]any {
+	return map[string]any{"type": SyncedCondition, "status": string(status), "reason": reason, "message": msg}
 }
 
 // setCondition puts cond into the parent's status.conditions, replacing the entry of its
 // type and keeping every other entry as it is, unless the parent already has it (equal type,
-// status, reason and message). lastTransitionTime moves only when the status changes. The
-// merge patch is guarded by uid and resourceVersion, and goes to the status subresource when
-// the resource has one.
+// status, reason and message). The merge patch is guarded by uid and resourceVersion, and
+// goes to the status subresource when the resource has one.
 func (r *Runner) setCondition(ctx context.Context, res int, parent *unstructured.Unstructured, cond map[string]any) error {
-	typ := cond["type"]
-	cur := findCondition(parent, typ.(string))
-	now := metav1.NewTime(time.Now()).UTC().Format(time.RFC3339)
-	if cur != nil {
-		if cur["status"] == cond["status"] && cur["reason"] == cond["reason"] && cur["message"] == cond["message"] {
-			return nil
-		}
-		if t, ok := cur["lastTransitionTime"].(string); ok && cur["status"] == cond["status"] {
-			now = t
-		}
+	if cur := FindCondition(parent, cond["type"].(string)); cur != nil &&
+		cur["status"] == cond["status"] && cur["reason"] == cond["reason"] && cur["message"] == cond["message"] {
+		return nil
 	}
-	cond["lastTransitionTime"] = now
+	stampCondition(parent, cond)
 	list, _, _ := unstructured.NestedFieldNoCopy(parent.Object, "status", "conditions")
 	items, _ := list.([]any)
-	next := make([]any, 0, len(items)+1)
-	replaced := false
-	for _, c := range items {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			next = append(next, cond)
-			replaced = true
-			continue
-		}
-		next = append(next, c)
-	}
-	if !replaced {
-		next = append(next, cond)
-	}
+	next := replaceCondition(items, cond)
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"uid": parent.GetUID(), "resourceVersion": parent.GetResourceVersion()},
 		"status":   map[string]any{"conditions": next},
