@@ -1,8 +1,6 @@
 package composite
 
 import (
-	"context"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -11,14 +9,27 @@ import (
 	"metascript.dev/metascript/engine/reconcile"
 )
 
-// Decide implements reconcile.Kind: the reference's sync/finalize request, one hook call,
-// and a response of status, children, resyncAfterSeconds and finalized; with rolling child
-// rules, one call per live revision (decideRolling).
-func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Outcome, error) {
+// Ask implements reconcile.Kind: the reference's sync/finalize request and one hook call,
+// whose response of status, children, resyncAfterSeconds and finalized is the outcome; with
+// rolling child rules, one call per live revision (askRolling).
+func (k *kind) Ask(d *reconcile.Gathered) (reconcile.Asked, error) {
 	if k.rolling != nil && !d.Finalizing {
-		return k.decideRolling(ctx, d)
+		return k.askRolling(d)
 	}
-	parsed, err := k.call(ctx, d, d.Parent)
+	return &syncAsked{k: k, d: d, call: k.call(d, d.Parent)}, nil
+}
+
+// syncAsked is a sync or finalize decision waiting for its one answer.
+type syncAsked struct {
+	k    *kind
+	d    *reconcile.Gathered
+	call reconcile.Call
+}
+
+func (a *syncAsked) Calls() []reconcile.Call { return []reconcile.Call{a.call} }
+
+func (a *syncAsked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, error) {
+	parsed, err := a.k.parse(a.d, answers[0].Response)
 	if err != nil {
 		return nil, err
 	}
@@ -26,16 +37,15 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 		Finalized: parsed.Finalized}, nil
 }
 
-// call asks the hook d names for the desired state of the parent seen as p (d.Parent, or
-// d.Parent as it was in an older revision) and validates the answer against d.Parent's
-// selector.
-func (k *kind) call(ctx context.Context, d *reconcile.Decision, p *unstructured.Unstructured) (*syncResponse, error) {
+// call is the hook call d names for the parent seen as p (d.Parent, or d.Parent as it was
+// in an older revision).
+func (k *kind) call(d *reconcile.Gathered, p *unstructured.Unstructured) reconcile.Call {
+	return reconcile.Call{Hook: d.Hook, Request: syncRequest(k.controller, p, k.rules, d.Observed, d.Related, k.hookVersion, d.Finalizing)}
+}
+
+// parse validates an answer against d.Parent's selector.
+func (k *kind) parse(d *reconcile.Gathered, resp map[string]any) (*syncResponse, error) {
 	sel, extraLabels, err := k.selectorOf(d.Parent)
-	if err != nil {
-		return nil, err
-	}
-	req := syncRequest(k.controller, p, k.rules, d.Observed, d.Related, k.hookVersion, d.Finalizing)
-	resp, err := d.Call(ctx, d.Hook, req)
 	if err != nil {
 		return nil, err
 	}

@@ -28,51 +28,69 @@ type rolling struct {
 	store revision.Store
 }
 
-// decideRolling is Decide for a parent with rolling children. The hook is called once for
-// each live revision, with the parent as it was in that revision (its patch applied); each
-// child of a rolling rule is driven by the revision it belongs to, creating and scaling by the
+// askRolling is Ask for a parent with rolling children. The hook is called once for each
+// live revision, with the parent as it was in that revision (its patch applied); each child
+// of a rolling rule is driven by the revision it belongs to, creating and scaling by the
 // newest. One child moves to the newest revision per reconcile, once every child already on
 // it exists and passes its rule's status checks. The revisions are written (Prepare) before
 // any child, so that a restart finds the rollout where it was.
-func (k *kind) decideRolling(ctx context.Context, d *reconcile.Decision) (*reconcile.Outcome, error) {
+func (k *kind) askRolling(d *reconcile.Gathered) (reconcile.Asked, error) {
 	parent := d.Parent
-	patch := revision.Patch(parent, k.rolling.paths)
-	latest := revision.Name(parent.GetName(), revision.Hash(patch))
+	a := &rollingAsked{k: k, d: d, observed: map[revision.Child]*unstructured.Unstructured{}}
+	a.patch = revision.Patch(parent, k.rolling.paths)
+	a.latest = revision.Name(parent.GetName(), revision.Hash(a.patch))
 	revs, err := k.revisionsOf(parent, d.Inputs[0])
 	if err != nil {
 		return nil, err
 	}
-	observed := map[revision.Child]*unstructured.Unstructured{}
+	a.revs = revs
 	var existing []revision.Child
 	for i := range k.rolling.rules {
 		for _, o := range d.Observed[i] {
 			c := k.child(i, o.GetName())
-			observed[c] = o
+			a.observed[c] = o
 			existing = append(existing, c)
 		}
 	}
-	owner := revision.Assign(revs, latest, existing)
-
-	answers := map[string]*syncResponse{}
-	call := func(name string, p *unstructured.Unstructured) error {
-		parsed, err := k.call(ctx, d, p)
-		if err == nil {
-			answers[name] = parsed
-		}
-		return err
-	}
-	if err := call(latest, parent); err != nil {
-		return nil, err
-	}
+	a.owner = revision.Assign(revs, a.latest, existing)
+	a.asked = []string{a.latest}
+	a.calls = []reconcile.Call{k.call(d, parent)}
 	for _, r := range revs {
-		if r.Name == latest || !slices.Contains(mapsValues(owner), r.Name) {
+		if r.Name == a.latest || !slices.Contains(mapsValues(a.owner), r.Name) {
 			continue
 		}
-		if err := call(r.Name, revision.Apply(parent, r.Patch, k.rolling.paths)); err != nil {
+		a.asked = append(a.asked, r.Name)
+		a.calls = append(a.calls, k.call(d, revision.Apply(parent, r.Patch, k.rolling.paths)))
+	}
+	return a, nil
+}
+
+// rollingAsked is a rolling decision waiting for the answers of each live revision.
+type rollingAsked struct {
+	k        *kind
+	d        *reconcile.Gathered
+	patch    map[string]any
+	latest   string
+	revs     []revision.Revision
+	observed map[revision.Child]*unstructured.Unstructured
+	owner    map[revision.Child]string
+	asked    []string // the revision of each call
+	calls    []reconcile.Call
+}
+
+func (a *rollingAsked) Calls() []reconcile.Call { return a.calls }
+
+func (a *rollingAsked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, error) {
+	k, parent, latest, owner, observed := a.k, a.d.Parent, a.latest, a.owner, a.observed
+	parsed := map[string]*syncResponse{}
+	for i, name := range a.asked {
+		p, err := k.parse(a.d, answers[i].Response)
+		if err != nil {
 			return nil, err
 		}
+		parsed[name] = p
 	}
-	newest := answers[latest]
+	newest := parsed[latest]
 
 	var desired []revision.Child
 	for i := range k.rolling.rules {
@@ -88,7 +106,7 @@ func (k *kind) decideRolling(ctx context.Context, d *reconcile.Decision) (*recon
 	step := revision.Plan(latest, owner, desired, exists, func(c revision.Child) (bool, string) {
 		return passes(observed[c], k.rolling.rules[k.ruleOf(c)])
 	})
-	writes := revision.Record(revs, latest, patch, owner, func(c revision.Child) bool { return observed[c] != nil })
+	writes := revision.Record(a.revs, latest, a.patch, owner, func(c revision.Child) bool { return observed[c] != nil })
 
 	out := &reconcile.Outcome{Children: map[int][]*unstructured.Unstructured{}, Untouched: map[*unstructured.Unstructured]bool{},
 		ResyncAfter: newest.ResyncAfter, Finalized: newest.Finalized}
@@ -104,7 +122,7 @@ func (k *kind) decideRolling(ctx context.Context, d *reconcile.Decision) (*recon
 				out.Children[i] = append(out.Children[i], o)
 				continue
 			}
-			if old := findChild(answers[rev].children[i], o.GetName()); old != nil {
+			if old := findChild(parsed[rev].children[i], o.GetName()); old != nil {
 				out.Children[i] = append(out.Children[i], old)
 			} else if obs := observed[c]; obs != nil {
 				out.Untouched[obs] = true // its revision no longer asks for it: leave it be

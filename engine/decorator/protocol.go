@@ -1,7 +1,6 @@
 package decorator
 
 import (
-	"context"
 	"sort"
 	"strings"
 
@@ -12,10 +11,10 @@ import (
 	"metascript.dev/metascript/engine/reconcile"
 )
 
-// Decide implements reconcile.Kind: Metacontroller's decorator request (controller, object,
-// attachments, related, finalizing), one hook call, and a response of labels, annotations,
-// status, attachments, resyncAfterSeconds and finalized.
-func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Outcome, error) {
+// Ask implements reconcile.Kind: Metacontroller's decorator request (controller, object,
+// attachments, related, finalizing) and one hook call, whose response of labels,
+// annotations, status, attachments, resyncAfterSeconds and finalized is the outcome.
+func (k *kind) Ask(d *reconcile.Gathered) (reconcile.Asked, error) {
 	req := map[string]any{
 		"controller":  k.controller,
 		"object":      d.Parent.Object,
@@ -23,11 +22,20 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 		"related":     d.Related,
 		"finalizing":  d.Finalizing,
 	}
-	resp, err := d.Call(ctx, d.Hook, req)
-	if err != nil {
-		return nil, err
-	}
-	parsed, err := k.parseResponse(resp, d.Parent)
+	return &asked{k: k, target: d.Parent, call: reconcile.Call{Hook: d.Hook, Request: req}}, nil
+}
+
+// asked is a decorator's decision waiting for its one answer.
+type asked struct {
+	k      *kind
+	target *unstructured.Unstructured
+	call   reconcile.Call
+}
+
+func (a *asked) Calls() []reconcile.Call { return []reconcile.Call{a.call} }
+
+func (a *asked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, error) {
+	parsed, err := a.k.parseResponse(answers[0].Response, a.target)
 	if err != nil {
 		return nil, err
 	}

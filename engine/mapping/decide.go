@@ -2,12 +2,10 @@ package mapping
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,42 +43,33 @@ type job struct {
 	versionIn string
 }
 
-// Decide implements reconcile.Kind: it calls the map hook for every input whose memo no
-// longer stands and the tombstone hook for every detached key, in parallel, and assembles one
-// outcome in which the outputs of keys that needed no call, or whose call failed, are left
-// untouched.
-func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Outcome, error) {
+// Ask implements reconcile.Kind: it asks for the map hook of every input whose memo no
+// longer stands and the tombstone hook of every detached key, each call standing alone; the
+// outputs of keys that need no call are left untouched.
+func (k *kind) Ask(d *reconcile.Gathered) (reconcile.Asked, error) {
 	parent := d.Parent
 	sel, err := k.selectors.Get(parent)
 	if err != nil {
 		return nil, err
 	}
-	uid, pfp, now := parent.GetUID(), reconcile.ParentFingerprint(parent), time.Now()
-	inputs := k.inputsOf(parent, sel, d.Inputs)
+	a := &asked{k: k, d: d, uid: parent.GetUID(), pfp: reconcile.ParentFingerprint(parent), now: time.Now(),
+		out: &reconcile.Outcome{Children: map[int][]*unstructured.Unstructured{}, Untouched: map[*unstructured.Unstructured]bool{}}}
+	a.inputs = k.inputsOf(parent, sel, d.Inputs)
 	groups := k.groupOutputs(d.Observed)
-	out := &reconcile.Outcome{Children: map[int][]*unstructured.Unstructured{}, Untouched: map[*unstructured.Unstructured]bool{}}
-	var next time.Time // the earliest resyncAfterSeconds due
-	due := func(m *memo) {
-		if m != nil && m.due && (next.IsZero() || m.expires.Before(next)) {
-			next = m.expires
-		}
-	}
-
-	var jobs []*job
 	live := map[string]bool{}
-	for i := range inputs {
-		in := &inputs[i]
+	for i := range a.inputs {
+		in := &a.inputs[i]
 		live[in.key] = true
 		g := groups[in.key]
 		if g == nil {
 			g = &group{}
 		}
-		if m := k.memos.get(uid, in.key); m.valid(in.obj.GetResourceVersion(), pfp, g.all, now) {
-			leave(out, g)
-			due(m)
+		if m := k.memos.get(a.uid, in.key); m.valid(in.obj.GetResourceVersion(), a.pfp, g.all, a.now) {
+			leave(a.out, g)
+			a.due(m)
 			continue
 		}
-		jobs = append(jobs, &job{key: in.key, input: in, group: g, about: k.describeInput(in),
+		a.jobs = append(a.jobs, &job{key: in.key, input: in, group: g, about: k.describeInput(in),
 			versionIn: in.obj.GetResourceVersion()})
 	}
 	for _, key := range slices.Sorted(maps.Keys(groups)) {
@@ -89,15 +78,58 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 		}
 		live[key] = true
 		g := groups[key]
-		if m := k.memos.get(uid, key); m.valid("", pfp, g.all, now) {
-			leave(out, g)
-			due(m)
+		if m := k.memos.get(a.uid, key); m.valid("", a.pfp, g.all, a.now) {
+			leave(a.out, g)
+			a.due(m)
 			continue
 		}
-		jobs = append(jobs, &job{key: key, group: g, about: "detached map key " + key})
+		a.jobs = append(a.jobs, &job{key: key, group: g, about: "detached map key " + key})
 	}
-	k.memos.keep(uid, live)
-	k.run(ctx, d, jobs)
+	k.memos.keep(a.uid, live)
+	return a, nil
+}
+
+// asked is a map decision waiting for the answers of its jobs.
+type asked struct {
+	k      *kind
+	d      *reconcile.Gathered
+	uid    types.UID
+	pfp    string
+	now    time.Time
+	inputs []input
+	jobs   []*job
+	out    *reconcile.Outcome
+	next   time.Time // the earliest resyncAfterSeconds due
+}
+
+// due notes when a standing memo asks for a resync.
+func (a *asked) due(m *memo) {
+	if m != nil && m.due && (a.next.IsZero() || m.expires.Before(a.next)) {
+		a.next = m.expires
+	}
+}
+
+func (a *asked) Calls() []reconcile.Call {
+	calls := make([]reconcile.Call, len(a.jobs))
+	for i, j := range a.jobs {
+		calls[i] = a.k.call(a.d, j)
+	}
+	return calls
+}
+
+// Decide reads each job's answer, then assembles one outcome in which the outputs of keys
+// whose call failed are left untouched.
+func (a *asked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, error) {
+	k, d, out, jobs, uid, pfp, now := a.k, a.d, a.out, a.jobs, a.uid, a.pfp, a.now
+	for i, j := range jobs {
+		if j.err = answers[i].Err; j.err == nil {
+			k.parse(d, j, answers[i].Response)
+		}
+		if j.err != nil && answers[i].Err == nil {
+			out.Rejected = append(out.Rejected, reconcile.Rejection{Hook: callHook(j), About: j.about, Err: j.err})
+		}
+	}
+	due := a.due
 
 	// Assemble in a fixed order, so that of two inputs asking for one output the same one wins.
 	owner := map[string]string{} // output id → map key
@@ -110,7 +142,7 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 		if j.err == nil && j.input != nil {
 			j.err = claimOutputs(j, owner)
 			if j.err != nil {
-				d.Reject("map", j.about, j.err)
+				out.Rejected = append(out.Rejected, reconcile.Rejection{Hook: "map", About: j.about, Err: j.err})
 			}
 		}
 		if j.err != nil {
@@ -133,6 +165,7 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 		}
 		written = append(written, j)
 	}
+	next := a.next
 	for _, j := range written {
 		if j.resync > 0 {
 			if t := now.Add(j.resync); next.IsZero() || t.Before(next) {
@@ -143,7 +176,7 @@ func (k *kind) Decide(ctx context.Context, d *reconcile.Decision) (*reconcile.Ou
 	out.Written = func(stored map[*unstructured.Unstructured]*unstructured.Unstructured) {
 		k.remember(uid, pfp, now, written, stored)
 	}
-	out.Status, out.Conditions = k.status(inputs, d.Observed, out), []map[string]any{mappedCondition(failed)}
+	out.Status, out.Conditions = k.status(a.inputs, d.Observed, out), []map[string]any{mappedCondition(failed)}
 	if !next.IsZero() {
 		out.ResyncAfter = max(next.Sub(now), time.Millisecond)
 	}
@@ -190,26 +223,6 @@ func (k *kind) expire(m *memo, resyncAfter time.Duration, now time.Time) {
 	case k.resync > 0:
 		m.expires = now.Add(k.resync * 9 / 10)
 	}
-}
-
-// run makes the jobs' hook calls, at most k.parallelism at once.
-func (k *kind) run(ctx context.Context, d *reconcile.Decision, jobs []*job) {
-	sem := make(chan struct{}, k.parallelism)
-	var wg sync.WaitGroup
-	for _, j := range jobs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if j.input != nil {
-				k.mapInput(ctx, d, j)
-			} else {
-				k.tombstoneKey(ctx, d, j)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // inputsOf lists the parent's inputs: objects of the input resources in its namespace (every

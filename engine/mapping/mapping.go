@@ -43,9 +43,6 @@ const (
 	MapKeyLabel = "metascript.dev/map-key"
 )
 
-// DefaultParallelism bounds how many map calls of one parent run at once.
-const DefaultParallelism = 8
-
 // Descriptor is the MapController kind.
 var Descriptor = &reconcile.Descriptor{
 	Kind:     "MapController",
@@ -101,7 +98,6 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		hookVersion: reconcile.HookVersion(b.Declared.Hooks["map"]),
 		tombstone:   b.Hooks["tombstone"] != nil,
 		resync:      reconcile.ResyncPeriod(mc.Spec.ResyncPeriodSeconds),
-		parallelism: DefaultParallelism,
 		memos:       newMemos(),
 	}
 	for i, res := range inputs {
@@ -164,7 +160,6 @@ type kind struct {
 	hookVersion v1alpha1.HookVersion
 	tombstone   bool
 	resync      time.Duration
-	parallelism int
 	memos       *memos
 }
 

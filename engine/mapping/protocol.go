@@ -1,7 +1,6 @@
 package mapping
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -10,26 +9,38 @@ import (
 	"metascript.dev/metascript/engine/reconcile"
 )
 
-// mapInput calls the map hook for one input: request controller, parent, mapKey, input and
-// outputs (the key's observed outputs, keyed as CompositeController's children); response
-// outputs and resyncAfterSeconds. A failure is left in j.err; an invalid answer is reported.
-func (k *kind) mapInput(ctx context.Context, d *reconcile.Decision, j *job) {
+// call is the hook call of job j: for an input, the map hook with controller, parent, mapKey,
+// input and outputs (the key's observed outputs, keyed as CompositeController's children);
+// for a detached key, the tombstone hook without input.
+func (k *kind) call(d *reconcile.Gathered, j *job) reconcile.Call {
 	req := map[string]any{
 		"controller": k.controller,
 		"parent":     d.Parent.Object,
 		"mapKey":     j.key,
-		"input":      j.input.obj.Object,
 		"outputs":    reconcile.ObjectMap(d.Parent, k.rules, j.group.rules(), k.hookVersion),
 	}
-	resp, err := d.CallAbout(ctx, "map", j.about, req)
-	if err != nil {
-		j.err = err
+	if j.input != nil {
+		req["input"] = j.input.obj.Object
+	}
+	return reconcile.Call{Hook: callHook(j), About: j.about, Request: req}
+}
+
+// callHook is the hook job j calls.
+func callHook(j *job) string {
+	if j.input == nil {
+		return "tombstone"
+	}
+	return "map"
+}
+
+// parse reads job j's answer: outputs and resyncAfterSeconds of a map call, the outputs to
+// keep of a tombstone call. A failure is left in j.err.
+func (k *kind) parse(d *reconcile.Gathered, j *job, resp map[string]any) {
+	if j.input != nil {
+		j.outputs, j.resync, j.err = k.parseMap(resp, d.Parent, j.key)
 		return
 	}
-	j.outputs, j.resync, j.err = k.parseMap(resp, d.Parent, j.key)
-	if j.err != nil {
-		d.Reject("map", j.about, j.err)
-	}
+	j.keep, j.resync, j.err = k.parseTombstone(resp, d.Parent, j.group)
 }
 
 // The top-level fields of a map and a tombstone request, and of their responses.
@@ -67,27 +78,8 @@ func (k *kind) parseMap(resp map[string]any, parent *unstructured.Unstructured, 
 	return outputs, common.ResyncAfter, nil
 }
 
-// tombstoneKey calls the tombstone hook for a detached key: request controller, parent,
-// mapKey and outputs; response outputs, the ones to keep (named by apiVersion, kind,
+// parseTombstone reads a tombstone answer: the outputs to keep (named by apiVersion, kind,
 // namespace and name; their content is not read), and resyncAfterSeconds.
-func (k *kind) tombstoneKey(ctx context.Context, d *reconcile.Decision, j *job) {
-	req := map[string]any{
-		"controller": k.controller,
-		"parent":     d.Parent.Object,
-		"mapKey":     j.key,
-		"outputs":    reconcile.ObjectMap(d.Parent, k.rules, j.group.rules(), k.hookVersion),
-	}
-	resp, err := d.CallAbout(ctx, "tombstone", j.about, req)
-	if err != nil {
-		j.err = err
-		return
-	}
-	j.keep, j.resync, j.err = k.parseTombstone(resp, d.Parent, j.group)
-	if j.err != nil {
-		d.Reject("tombstone", j.about, j.err)
-	}
-}
-
 func (k *kind) parseTombstone(resp map[string]any, parent *unstructured.Unstructured, g *group) ([]*unstructured.Unstructured, time.Duration, error) {
 	if err := reconcile.CheckFields(resp, responseFields...); err != nil {
 		return nil, 0, err

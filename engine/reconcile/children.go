@@ -64,7 +64,7 @@ func (r *Runner) gatherRule(plan *claimPlan, i int, namespaced bool, idx cache.I
 		if seen != nil {
 			seen[child.GetNamespace()+"/"+child.GetName()] = true
 		}
-		r.decide(plan, i, idx, parent, p, child, true)
+		r.claimChild(plan, i, idx, parent, p, child, true)
 	}
 	for _, w := range written {
 		if seen[w.GetNamespace()+"/"+w.GetName()] {
@@ -77,15 +77,15 @@ func (r *Runner) gatherRule(plan *claimPlan, i int, namespaced bool, idx cache.I
 		if cached, ok, _ := idx.GetByKey(key); ok {
 			// It reached the cache since the index was read: keep it if it is the parent's,
 			// but claim nothing on so late a sight.
-			r.decide(plan, i, idx, parent, p, cached.(*unstructured.Unstructured), false)
+			r.claimChild(plan, i, idx, parent, p, cached.(*unstructured.Unstructured), false)
 			continue
 		}
 		plan.observed[i] = append(plan.observed[i], w)
 	}
 }
 
-// decide adds child to plan as the decision table says; only Keep when claims is false.
-func (r *Runner) decide(plan *claimPlan, rule int, idx cache.Indexer, parent *unstructured.Unstructured, p claim.Parent,
+// claimChild adds child to plan as the decision table says; only Keep when claims is false.
+func (r *Runner) claimChild(plan *claimPlan, rule int, idx cache.Indexer, parent *unstructured.Unstructured, p claim.Parent,
 	child *unstructured.Unstructured, claims bool) {
 	switch d := claim.Decide(p, claim.ChildOf(child)); {
 	case d == claim.Keep:
@@ -258,22 +258,7 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 		}
 		failed(op, err)
 	}
-	if len(writes) == 1 {
-		carry(writes[0])
-	} else if len(writes) > 1 {
-		sem := make(chan struct{}, childWriters)
-		var wg sync.WaitGroup
-		for _, n := range writes {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				carry(n)
-			}()
-		}
-		wg.Wait()
-	}
+	inParallel(len(writes), childWriters, func(i int) { carry(writes[i]) })
 	if out.Written != nil {
 		written := make(map[*unstructured.Unstructured]*unstructured.Unstructured, len(ops))
 		for n, op := range ops {

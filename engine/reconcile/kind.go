@@ -4,7 +4,7 @@
 // each parent from the cache in one order:
 //
 //	gather   the parent and the children it claims (engine/claim's decision table)
-//	decide   the Kind builds the hook request, invokes the hook and validates the response
+//	decide   the Kind asks for hook calls, the skeleton makes them, the Kind validates the answers
 //	claim    adoptions and releases are carried out
 //	apply    desired children are applied, children no longer desired are deleted
 //	parent   the Kind's parent write (status, labels, annotations), then finalizers
@@ -66,11 +66,39 @@ type Kind interface {
 	// by mark (only children carrying the controller's mark). An error stops the reconcile
 	// before the hook is called and is reported as a Warning Event (InvalidSelector).
 	Claimant(parent *unstructured.Unstructured) (claim.Parent, error)
-	// Decide asks the hooks for the desired state of one parent and validates the answer.
-	// Hooks are called through d.Call. An error means nothing is written: the skeleton
-	// reports an *InvalidResponseError as InvalidHookResponse; failures of d.Call are
-	// already reported.
-	Decide(ctx context.Context, d *Decision) (*Outcome, error)
+	// Ask says which hook calls the parent needs, from what the skeleton gathered, and
+	// returns them with what makes an outcome of their answers. The skeleton makes the
+	// calls; an error here is reported like an invalid answer and writes nothing.
+	Ask(d *Gathered) (Asked, error)
+}
+
+// Asked is a kind's decision for one parent, waiting for the hooks' answers.
+type Asked interface {
+	// Calls are the hook calls to make. Calls without About are one decision: the skeleton
+	// makes them in order and stops at the first failure, which writes nothing. Calls with
+	// About stand alone (a MapController's map call per input): made concurrently, and a
+	// failure is only that call's Answer.Err.
+	Calls() []Call
+	// Decide validates the answers, one per call in order, and returns what to write. It is
+	// called once, after every call was made. An *InvalidResponseError (or any error) means
+	// nothing is written; the skeleton reports it as InvalidHookResponse.
+	Decide(answers []Answer) (*Outcome, error)
+}
+
+// Call is one hook call a kind asks for.
+type Call struct {
+	Hook string
+	// About names the object the call is for ("PersistentVolumeClaim ns/data") when a hook is
+	// called once per object of a parent; it appears in the failure's Event and log line.
+	About   string
+	Request map[string]any
+}
+
+// Answer is what one Call returned: its response, or why it failed. A failure has already
+// been counted, logged and reported as a Warning Event on the parent.
+type Answer struct {
+	Response map[string]any
+	Err      error
 }
 
 // OrphanRouter is implemented by kinds whose parents adopt orphans: it returns the parents
@@ -99,8 +127,8 @@ type ParentForgetter interface {
 	Forget(parent *unstructured.Unstructured)
 }
 
-// Decision is the input of Kind.Decide for one parent.
-type Decision struct {
+// Gathered is what the skeleton gathered for one parent: the input of Kind.Ask.
+type Gathered struct {
 	Parent *unstructured.Unstructured
 	// Resource is the index of the parent's resource in Config.Parents.
 	Resource int
@@ -115,29 +143,6 @@ type Decision struct {
 	// Related is the request's related map (relatedMap): the objects the customize hook's
 	// rules select, or an empty map without a customize hook. Read-only.
 	Related map[string]any
-
-	call   func(ctx context.Context, hook, about string, req map[string]any) (map[string]any, error)
-	reject func(hook, about string, err error)
-}
-
-// Call invokes the controller's hook named hook with req and returns its response object. A
-// failure has already been counted, logged and reported as a Warning Event on the parent.
-func (d *Decision) Call(ctx context.Context, hook string, req map[string]any) (map[string]any, error) {
-	return d.call(ctx, hook, "", req)
-}
-
-// CallAbout is Call for a hook called once per object of a parent (a MapController's map
-// hook, once per input): about names that object ("PersistentVolumeClaim ns/data") in the
-// failure's Event and log line. Safe for concurrent use.
-func (d *Decision) CallAbout(ctx context.Context, hook, about string, req map[string]any) (map[string]any, error) {
-	return d.call(ctx, hook, about, req)
-}
-
-// Reject reports a response the kind found invalid for one object (about) while the rest of
-// the decision stands: counted as an invalid invocation of hook, and an InvalidHookResponse
-// Warning Event on the parent. Safe for concurrent use.
-func (d *Decision) Reject(hook, about string, err error) {
-	d.reject(hook, about, err)
 }
 
 // Outcome is a validated decision: what the skeleton writes for one parent.
@@ -175,4 +180,14 @@ type Outcome struct {
 	// Retry, when set, is a failure the kind isolated (one input's map call): everything
 	// else is written, and the parent is retried with backoff.
 	Retry error
+	// Rejected are answers of calls with About that the kind found invalid while the rest of
+	// the decision stands: each is counted as an invalid invocation and reported as an
+	// InvalidHookResponse Warning Event.
+	Rejected []Rejection
+}
+
+// Rejection is one invalid answer of a call with About.
+type Rejection struct {
+	Hook, About string
+	Err         error
 }

@@ -66,14 +66,10 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	var writes childWrites
 	for round := 0; ; round++ {
 		plan := r.gather(parent, claimant)
-		d := r.decision(req, parent, hook, finalizing, plan, related)
-		next, err := r.cfg.Kind.Decide(ctx, d)
+		d := &Gathered{Parent: parent, Resource: req.Resource, Hook: hook, Finalizing: finalizing, Observed: plan.observed,
+			Inputs: r.inputIndexers(), Related: related}
+		next, err := r.decide(ctx, d)
 		if err != nil {
-			var invalid *InvalidResponseError
-			if errors.As(err, &invalid) {
-				r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hook, r.cfg.Hooks[hook].Form(), "invalid").Inc()
-				r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook: %w", hook, err))
-			}
 			if round == 0 {
 				return 0, err // a failure here writes nothing
 			}
@@ -133,19 +129,57 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 // changing is then reconciled again by the events of its writes.
 const maxRounds = 3
 
-// decision is the input of one Decide for parent.
-func (r *Runner) decision(req Request, parent *unstructured.Unstructured, hook string, finalizing bool,
-	plan claimPlan, related map[string]any) *Decision {
-	d := &Decision{Parent: parent, Resource: req.Resource, Hook: hook, Finalizing: finalizing, Observed: plan.observed,
-		Inputs: r.inputIndexers(), Related: related}
-	d.call = func(ctx context.Context, name, about string, hreq map[string]any) (map[string]any, error) {
-		return r.invoke(ctx, name, about, hreq, parent)
+// decide asks the kind which hook calls d needs, makes them, and has the kind decide on the
+// answers. Every failure is reported on the parent before it returns: a failed call by
+// invoke, an invalid answer here.
+func (r *Runner) decide(ctx context.Context, d *Gathered) (*Outcome, error) {
+	asked, err := r.cfg.Kind.Ask(d)
+	if err != nil {
+		r.reject(d.Parent, d.Hook, "", err)
+		return nil, err
 	}
-	d.reject = func(name, about string, err error) {
-		r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, name, r.cfg.Hooks[name].Form(), "invalid").Inc()
-		r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook%s: %w", name, aboutSuffix(about), err))
+	calls := asked.Calls()
+	answers := make([]Answer, len(calls))
+	var alone []int // calls with About: made concurrently, each failing alone
+	for i, c := range calls {
+		if c.About != "" {
+			alone = append(alone, i)
+			continue
+		}
+		answers[i].Response, answers[i].Err = r.invoke(ctx, c.Hook, "", c.Request, d.Parent)
+		if answers[i].Err != nil {
+			return nil, answers[i].Err
+		}
 	}
-	return d
+	inParallel(len(alone), hookCallers, func(n int) {
+		c := calls[alone[n]]
+		answers[alone[n]].Response, answers[alone[n]].Err = r.invoke(ctx, c.Hook, c.About, c.Request, d.Parent)
+	})
+	out, err := asked.Decide(answers)
+	if err != nil {
+		r.reject(d.Parent, d.Hook, "", err)
+		return nil, err
+	}
+	for _, rej := range out.Rejected {
+		r.reject(d.Parent, rej.Hook, rej.About, rej.Err)
+	}
+	return out, nil
+}
+
+// hookCallers bounds the calls of one parent's hooks made at once (a MapController's map
+// calls, one per input).
+const hookCallers = 8
+
+// reject reports an invalid answer of hook (about names what it was called for, if anything):
+// an invalid invocation in the metrics and an InvalidHookResponse Warning Event. Other errors
+// are not the hook's answer and were reported where they happened.
+func (r *Runner) reject(parent *unstructured.Unstructured, hook, about string, err error) {
+	var invalid *InvalidResponseError
+	if !errors.As(err, &invalid) {
+		return
+	}
+	r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hook, r.cfg.Hooks[hook].Form(), "invalid").Inc()
+	r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook%s: %w", hook, aboutSuffix(about), err))
 }
 
 func (r *Runner) inputIndexers() []cache.Indexer {

@@ -54,7 +54,7 @@ type Config struct {
 	Inputs []resources.Resource
 	// Hooks are the controller's hooks by name: the descriptor's primary hook is required.
 	// With a "customize" hook, the skeleton asks it which related objects each parent's
-	// hooks see (Decision.Related).
+	// hooks see (Gathered.Related).
 	Hooks map[string]hooks.Invoker
 	// ControllerObject is the controller resource as hooks see it (request.controller).
 	ControllerObject map[string]any
