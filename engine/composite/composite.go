@@ -124,9 +124,9 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		k.rules = append(k.rules, reconcile.ChildRule{Resource: res, Method: method})
 	}
 	fieldManager := apply.FieldManager(cc.Name)
-	var inputs []resources.Resource
+	watches := reconcile.Watches{ParentIndexes: index.RegisterParentIndexes, Orphans: k.orphanParents, Forget: k.forget}
 	if k.rolling != nil {
-		inputs = []resources.Resource{b.Resources[len(b.Resources)-1]}
+		watches.Inputs = []reconcile.Input{{Resource: b.Resources[len(b.Resources)-1], Map: k.revisionParent}}
 		k.rolling.store = revision.Store{Client: env.Client, FieldManager: fieldManager}
 	}
 	return reconcile.New(reconcile.Config{
@@ -137,7 +137,7 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		FieldManager:     fieldManager,
 		Parents:          []reconcile.ParentResource{k.parent},
 		Children:         k.rules,
-		Inputs:           inputs,
+		Watches:          watches,
 		Hooks:            b.Hooks,
 		ControllerObject: b.Object,
 		HookVersion:      k.hookVersion,
@@ -146,9 +146,15 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 }
 
 // childMethods are the update methods of a CompositeController's children.
+var (
+	_ reconcile.Kind  = (*kind)(nil)
+	_ reconcile.Asked = (*syncAsked)(nil)
+	_ reconcile.Asked = (*rollingAsked)(nil)
+)
+
 var childMethods = append(slices.Clone(reconcile.BasicMethods), v1alpha1.ChildUpdateRollingRecreate, v1alpha1.ChildUpdateRollingInPlace)
 
-// kind implements reconcile.Kind, OrphanRouter, ParentIndexer and ParentForgetter.
+// kind is CompositeController's reconcile.Kind.
 type kind struct {
 	controller  map[string]any
 	parent      reconcile.ParentResource
@@ -195,9 +201,8 @@ func (k *kind) Claimant(parent *unstructured.Unstructured) (claim.Parent, error)
 	return claim.ParentOf(parent, sel), nil
 }
 
-func (k *kind) ParentIndexes(inf index.Informer) error { return index.RegisterParentIndexes(inf) }
-
-func (k *kind) Forget(parent *unstructured.Unstructured) { k.selectors.Forget(parent.GetUID()) }
+// forget drops what the kind keeps of a parent gone from the cache.
+func (k *kind) forget(parent *unstructured.Unstructured) { k.selectors.Forget(parent.GetUID()) }
 
 // selectorOf returns the parent's child selector and the labels the engine adds to every
 // child: the parent's spec.selector, or with generateSelector the UID label.

@@ -8,10 +8,9 @@ import (
 	"metascript.dev/metascript/engine/reconcile"
 )
 
-// RouteOrphan returns the parents whose selector may match the orphan, found through the
-// parent indexes: by UID label for generated selectors, by selector term otherwise. It runs
-// on an informer's goroutine: index lookups only.
-func (k *kind) RouteOrphan(u *unstructured.Unstructured, parents []cache.Indexer) []reconcile.Request {
+// orphanParents returns the parents whose selector may match the orphan, found through the
+// parent indexes: by UID label for generated selectors, by selector term otherwise.
+func (k *kind) orphanParents(u *unstructured.Unstructured, parents []cache.Indexer) []reconcile.Request {
 	lbls := u.GetLabels()
 	idx := parents[0]
 	var out []reconcile.Request

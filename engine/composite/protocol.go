@@ -92,7 +92,7 @@ func parseResponse(resp map[string]any, parent *unstructured.Unstructured, rules
 	if err != nil {
 		return nil, err
 	}
-	children, err := reconcile.Objects(resp, "children", parent, rules, "childResources",
+	children, err := reconcile.Objects(resp, "children", parent, rules, "childResources", nil,
 		func(path string, _ int, child *unstructured.Unstructured) error {
 			if len(extraLabels) > 0 {
 				reconcile.SetStrings(child, "labels", extraLabels)

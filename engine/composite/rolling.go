@@ -202,8 +202,8 @@ func (k *kind) ruleOf(c revision.Child) int {
 	return -1
 }
 
-// RouteInput routes a revision's event to the parent it belongs to.
-func (k *kind) RouteInput(input *unstructured.Unstructured, _ []cache.Indexer) []reconcile.Request {
+// revisionParent is the parent a revision belongs to.
+func (k *kind) revisionParent(input *unstructured.Unstructured, _ []cache.Indexer) []reconcile.Request {
 	ref := index.ControllerRef(input)
 	if ref == nil {
 		return nil

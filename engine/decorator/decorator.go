@@ -74,7 +74,6 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 	targets, attachments := b.Resources[:len(dc.Spec.Resources)], b.Resources[len(dc.Spec.Resources):]
 	k := &kind{
 		controller:  b.Object,
-		name:        dc.Name,
 		mark:        &claim.Mark{Key: MarkAnnotation, Value: dc.Name},
 		hookVersion: reconcile.HookVersion(b.Declared.Hooks["sync"]),
 	}
@@ -124,6 +123,7 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		FieldManager:     apply.FieldManager("decorator/" + dc.Name),
 		Parents:          parents,
 		Children:         k.rules,
+		Watches:          reconcile.Watches{Owns: k.owns},
 		Hooks:            b.Hooks,
 		ControllerObject: b.Object,
 		HookVersion:      k.hookVersion,
@@ -138,10 +138,14 @@ type target struct {
 	annotations *annotationSelector // nil selects everything
 }
 
-// kind implements reconcile.Kind and reconcile.ChildFilter.
+var (
+	_ reconcile.Kind  = (*kind)(nil)
+	_ reconcile.Asked = (*asked)(nil)
+)
+
+// kind is DecoratorController's reconcile.Kind.
 type kind struct {
 	controller  map[string]any
-	name        string
 	targets     []target
 	rules       []reconcile.ChildRule
 	mark        *claim.Mark
@@ -162,9 +166,9 @@ func (k *kind) Claimant(obj *unstructured.Unstructured) (claim.Parent, error) {
 	return p, nil
 }
 
-// RoutesChild accepts only attachments this decorator made: the target's other children
-// (another decorator's, or its own controller's) concern this decorator not at all.
-func (k *kind) RoutesChild(child *unstructured.Unstructured) bool {
+// owns accepts only attachments this decorator made: the target's other children (another
+// decorator's, or its own controller's) concern this decorator not at all.
+func (k *kind) owns(child *unstructured.Unstructured) bool {
 	v, _, _ := unstructured.NestedFieldNoCopy(child.Object, "metadata", "annotations", k.mark.Key)
 	return v == k.mark.Value
 }

@@ -77,15 +77,7 @@ func (k *kind) parseResponse(resp map[string]any, target *unstructured.Unstructu
 	if out.decoration.Annotations, err = stringMap(resp, "annotations", false); err != nil {
 		return nil, err
 	}
-	out.attachments, err = reconcile.Objects(resp, "attachments", target, k.rules, "attachments",
-		func(path string, _ int, obj *unstructured.Unstructured) error {
-			if v, ok := obj.GetAnnotations()[MarkAnnotation]; ok && v != k.name {
-				return reconcile.Invalid(path+".metadata.annotations."+MarkAnnotation,
-					"%q names another decorator; the engine sets it to %q", v, k.name)
-			}
-			reconcile.SetStrings(obj, "annotations", map[string]string{MarkAnnotation: k.name})
-			return nil
-		})
+	out.attachments, err = reconcile.Objects(resp, "attachments", target, k.rules, "attachments", k.mark, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
 )
@@ -18,7 +19,7 @@ var services = reconcile.ChildRule{Resource: resources.Resource{
 	GVK: schema.GroupVersionKind{Version: "v1", Kind: "Service"}, Namespaced: true}}
 
 func testKind() *kind {
-	return &kind{name: "spo", rules: []reconcile.ChildRule{services}}
+	return &kind{rules: []reconcile.ChildRule{services}, mark: &claim.Mark{Key: MarkAnnotation, Value: "spo"}}
 }
 
 func targetIn(ns string) *unstructured.Unstructured {
@@ -55,7 +56,7 @@ func TestParseResponseRejectsWithAPath(t *testing.T) {
 		{"undeclared attachment", map[string]any{"attachments": []any{map[string]any{"apiVersion": "v1", "kind": "Pod",
 			"metadata": map[string]any{"name": "p"}}}}, "attachments[0]: v1 Pod is not among the controller's attachments"},
 		{"other decorator's mark", map[string]any{"attachments": []any{svc("s", map[string]any{MarkAnnotation: "other"})}},
-			`attachments[0].metadata.annotations.metascript.dev/decorator-controller: "other" names another decorator`},
+			`attachments[0].metadata.annotations.metascript.dev/decorator-controller: "other" names another controller`},
 		{"duplicate", map[string]any{"attachments": []any{svc("s", nil), svc("s", nil)}}, "attachments[1]: duplicate of attachments[0]"},
 		{"cluster target, no namespace", map[string]any{"attachments": []any{svc("s", nil)}}, ""},
 	} {

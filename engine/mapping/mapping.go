@@ -100,10 +100,12 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		resync:      reconcile.ResyncPeriod(mc.Spec.ResyncPeriodSeconds),
 		memos:       newMemos(),
 	}
+	watches := reconcile.Watches{ParentIndexes: index.RegisterParentIndexes, Forget: k.forget}
 	for i, res := range inputs {
 		if err := reconcile.CheckScope(fmt.Sprintf("spec.inputResources[%d]", i), res, "spec.parentResource", parent); err != nil {
 			return nil, fmt.Errorf("%w: a parent's inputs are in its namespace", err)
 		}
+		watches.Inputs = append(watches.Inputs, reconcile.Input{Resource: res, Map: k.inputParents})
 	}
 	for i, res := range outputs {
 		field := fmt.Sprintf("spec.outputResources[%d]", i)
@@ -128,7 +130,7 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		FieldManager:     apply.FieldManager("map/" + mc.Name),
 		Parents:          []reconcile.ParentResource{k.parent},
 		Children:         k.rules,
-		Inputs:           inputs,
+		Watches:          watches,
 		Hooks:            b.Hooks,
 		ControllerObject: b.Object,
 		HookVersion:      k.hookVersion,
@@ -148,7 +150,12 @@ func MarkValue(name string) string {
 	return name[:limit-len(suffix)] + suffix
 }
 
-// kind implements reconcile.Kind, InputRouter, ParentIndexer and ParentForgetter.
+var (
+	_ reconcile.Kind  = (*kind)(nil)
+	_ reconcile.Asked = (*asked)(nil)
+)
+
+// kind is MapController's reconcile.Kind.
 type kind struct {
 	controller  map[string]any
 	parent      reconcile.ParentResource
@@ -176,16 +183,15 @@ func (k *kind) Claimant(parent *unstructured.Unstructured) (claim.Parent, error)
 	return p, nil
 }
 
-func (k *kind) ParentIndexes(inf index.Informer) error { return index.RegisterParentIndexes(inf) }
-
-func (k *kind) Forget(parent *unstructured.Unstructured) {
+// forget drops what the kind keeps of a parent gone from the cache.
+func (k *kind) forget(parent *unstructured.Unstructured) {
 	k.selectors.Forget(parent.GetUID())
 	k.memos.forget(parent.GetUID())
 }
 
-// RouteInput returns the parents whose selector matches the input, through the parents'
+// inputParents returns the parents whose selector matches the input, through the parents'
 // selector-term index.
-func (k *kind) RouteInput(input *unstructured.Unstructured, parents []cache.Indexer) []reconcile.Request {
+func (k *kind) inputParents(input *unstructured.Unstructured, parents []cache.Indexer) []reconcile.Request {
 	ns := ""
 	if k.parent.Namespaced {
 		ns = input.GetNamespace()

@@ -60,16 +60,12 @@ func (k *kind) parseMap(resp map[string]any, parent *unstructured.Unstructured, 
 	if err != nil {
 		return nil, 0, err
 	}
-	outputs, err := reconcile.Objects(resp, "outputs", parent, k.rules, "outputResources",
+	outputs, err := reconcile.Objects(resp, "outputs", parent, k.rules, "outputResources", k.mark,
 		func(path string, _ int, obj *unstructured.Unstructured) error {
-			l := obj.GetLabels()
-			if v, ok := l[MapKeyLabel]; ok && v != key {
+			if v, ok := obj.GetLabels()[MapKeyLabel]; ok && v != key {
 				return reconcile.Invalid(path+".metadata.labels."+MapKeyLabel, "%q is another input's map key; the engine sets it to %q", v, key)
 			}
-			if v, ok := l[ControllerLabel]; ok && v != k.mark.Value {
-				return reconcile.Invalid(path+".metadata.labels."+ControllerLabel, "%q names another controller", v)
-			}
-			reconcile.SetStrings(obj, "labels", map[string]string{ControllerLabel: k.mark.Value, MapKeyLabel: key})
+			reconcile.SetStrings(obj, "labels", map[string]string{MapKeyLabel: key})
 			return nil
 		})
 	if err != nil {
@@ -88,7 +84,7 @@ func (k *kind) parseTombstone(resp map[string]any, parent *unstructured.Unstruct
 	if err != nil {
 		return nil, 0, err
 	}
-	named, err := reconcile.Objects(resp, "outputs", parent, k.rules, "outputResources", nil)
+	named, err := reconcile.Objects(resp, "outputs", parent, k.rules, "outputResources", nil, nil)
 	if err != nil {
 		return nil, 0, err
 	}

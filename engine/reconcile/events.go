@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -11,13 +12,31 @@ import (
 	"metascript.dev/metascript/engine/index"
 )
 
-// Event handlers map informer events to Requests. They run on the informers' goroutines,
-// so they only look up indexes and enqueue: never a list, never a request to the server.
+// Event handlers map informer events to Requests, as Config.Watches declares, and end in one
+// de-duplicating enqueue. They run on the informers' goroutines, so they only look up indexes
+// and enqueue: never a list, never a request to the server.
+
+// enqueue adds each request of lists once: what an object maps to as it was and as it is.
+func (r *Runner) enqueue(lists ...[]Request) {
+	var seen map[Request]bool
+	for _, list := range lists {
+		for _, req := range list {
+			if seen[req] {
+				continue
+			}
+			if seen == nil {
+				seen = map[Request]bool{}
+			}
+			seen[req] = true
+			r.queue.Add(req)
+		}
+	}
+}
 
 func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 	ignoreStatus := r.parents[res].IgnoreStatusChanges
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { r.enqueueParent(res, obj) },
+		AddFunc: func(obj any) { r.enqueue(r.parentRequest(res, obj)) },
 		UpdateFunc: func(old, cur any) {
 			if ignoreStatus && onlyStatusChanged(old, cur) {
 				return
@@ -27,19 +46,16 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 					return // the echo of the engine's own status write
 				}
 			}
-			r.enqueueParent(res, cur)
+			r.enqueue(r.parentRequest(res, cur))
 		},
 		DeleteFunc: func(obj any) {
 			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 			if err == nil {
 				r.setCount(Request{Resource: res, Key: key}, 0, true)
 			}
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				if f, ok := r.cfg.Kind.(ParentForgetter); ok {
-					f.Forget(u)
+			if u, ok := unwrap(obj); ok {
+				if r.cfg.Watches.Forget != nil {
+					r.cfg.Watches.Forget(u)
 				}
 				if err == nil {
 					r.forgetRelated(Request{Resource: res, Key: key}, u.GetUID())
@@ -50,20 +66,31 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 	}
 }
 
-// enqueueParent enqueues a parent the controller selects, or one that still holds its
-// finalizer and must be finalized.
-func (r *Runner) enqueueParent(res int, obj any) {
+// parentRequest is the request of a parent the controller selects, or of one that still
+// holds its finalizer and must be finalized; nil otherwise.
+func (r *Runner) parentRequest(res int, obj any) []Request {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return
+		return nil
 	}
 	if !r.cfg.Kind.Selects(res, u) &&
 		!(r.cfg.Descriptor.FinalizeDeselected && slices.Contains(u.GetFinalizers(), r.finalizer)) {
-		return
+		return nil
 	}
-	if key, err := cache.MetaNamespaceKeyFunc(u); err == nil {
-		r.queue.Add(Request{Resource: res, Key: key})
+	key, err := cache.MetaNamespaceKeyFunc(u)
+	if err != nil {
+		return nil
 	}
+	return []Request{{Resource: res, Key: key}}
+}
+
+// unwrap returns the object of an event, also of a deletion whose final state is unknown.
+func unwrap(obj any) (*unstructured.Unstructured, bool) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	return u, ok
 }
 
 // onlyStatusChanged reports whether nothing but status (and resourceVersion/managedFields)
@@ -81,56 +108,49 @@ func onlyStatusChanged(old, cur any) bool {
 		(o.GetDeletionTimestamp() == nil) == (c.GetDeletionTimestamp() == nil)
 }
 
-// childHandler routes the events of child rule's objects. The echo of the engine's own
+// childHandler routes the events of child rule's objects: to the owner their ControllerRef
+// names, and an orphan's to the parents Watches.Orphans finds. The echo of the engine's own
 // write (the cache reaching the version the write stored) starts no reconcile: the reconcile
 // that wrote already saw it (writtenOverlay). Nor do the adds of the handler's initial list:
 // every parent is enqueued by its own, and a child's events only ever reconcile parents.
 func (r *Runner) childHandler(rule int) cache.ResourceEventHandler {
-	filter, _ := r.cfg.Kind.(ChildFilter)
-	routes := func(u *unstructured.Unstructured) bool { return filter == nil || filter.RoutesChild(u) }
+	owns := func(u *unstructured.Unstructured) bool { return r.cfg.Watches.Owns == nil || r.cfg.Watches.Owns(u) }
 	return laterAdds{cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if u, ok := obj.(*unstructured.Unstructured); ok && routes(u) && !r.overlay.echo(rule, u) {
-				r.routeChild(u)
+			if u, ok := obj.(*unstructured.Unstructured); ok && owns(u) && !r.overlay.echo(rule, u) {
+				r.enqueue(r.childRequests(u))
 			}
 		},
 		UpdateFunc: func(old, cur any) {
 			o, ok1 := old.(*unstructured.Unstructured)
 			c, ok2 := cur.(*unstructured.Unstructured)
-			if !ok1 || !ok2 || !routes(o) && !routes(c) || r.overlay.echo(rule, c) {
+			if !ok1 || !ok2 || !owns(o) && !owns(c) || r.overlay.echo(rule, c) {
 				return
 			}
+			var was, is []Request
 			oldRef, curRef := index.ControllerRef(o), index.ControllerRef(c)
 			if oldRef != nil && (curRef == nil || curRef.UID != oldRef.UID) {
-				// The previous owner lost it: let it see the change.
-				r.routeOwned(o, oldRef.APIVersion, oldRef.Kind, oldRef.Name)
+				was = r.ownerRequest(o, oldRef) // the previous owner lost it: let it see the change
 			}
-			// An orphan is routed to candidate parents only when its labels changed,
-			// or when it just became an orphan.
-			if curRef == nil && oldRef != nil || curRef != nil ||
-				!maps.Equal(o.GetLabels(), c.GetLabels()) {
-				r.routeChild(c)
+			// An orphan concerns candidate parents only when its labels changed, or when it
+			// just became an orphan.
+			if curRef != nil || oldRef != nil || !maps.Equal(o.GetLabels(), c.GetLabels()) {
+				is = r.childRequests(c)
 			}
+			r.enqueue(was, is)
 		},
 		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			u, ok := obj.(*unstructured.Unstructured)
+			u, ok := unwrap(obj)
 			if !ok {
 				return
 			}
-			// Parents that wanted the name it held can now have their child.
-			for _, req := range r.overlay.deleted(rule, u) {
-				r.queue.Add(req)
+			// Parents that wanted the name it held can now have their child; orphans
+			// disappearing concern no other parent.
+			var owner []Request
+			if ref := index.ControllerRef(u); ref != nil && owns(u) {
+				owner = r.ownerRequest(u, ref)
 			}
-			if !routes(u) {
-				return
-			}
-			// Orphans disappearing concern no other parent.
-			if ref := index.ControllerRef(u); ref != nil {
-				r.routeOwned(u, ref.APIVersion, ref.Kind, ref.Name)
-			}
+			r.enqueue(r.overlay.deleted(rule, u), owner)
 		},
 	}}
 }
@@ -148,83 +168,73 @@ func (h laterAdds) OnAdd(obj any, isInInitialList bool) {
 	}
 }
 
-// inputHandler routes input events to the parents the InputRouter names, for the input as
-// it was and as it is.
-func (r *Runner) inputHandler() cache.ResourceEventHandler {
-	router := r.cfg.Kind.(InputRouter)
-	route := func(objs ...any) {
-		indexers := make([]cache.Indexer, len(r.parents))
-		for i, p := range r.parents {
-			indexers[i] = p.informer.Indexer()
+// inputHandler routes the events of an input resource through its map function, for the
+// input as it was and as it is.
+func (r *Runner) inputHandler(mapFn MapFunc) cache.ResourceEventHandler {
+	requests := func(obj any) []Request {
+		u, ok := unwrap(obj)
+		if !ok {
+			return nil
 		}
-		seen := map[Request]bool{}
-		for _, obj := range objs {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			u, ok := obj.(*unstructured.Unstructured)
-			if !ok {
-				continue
-			}
-			for _, req := range router.RouteInput(u, indexers) {
-				if !seen[req] {
-					seen[req] = true
-					r.queue.Add(req)
-				}
-			}
-		}
+		return mapFn(u, r.parentIndexers())
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { route(obj) },
+		AddFunc: func(obj any) { r.enqueue(requests(obj)) },
 		UpdateFunc: func(old, cur any) {
 			o, ok1 := old.(*unstructured.Unstructured)
 			c, ok2 := cur.(*unstructured.Unstructured)
 			if ok1 && ok2 && o.GetResourceVersion() == c.GetResourceVersion() {
 				return // a relist: parents resync on their own schedule
 			}
-			route(old, cur)
+			r.enqueue(requests(old), requests(cur))
 		},
-		DeleteFunc: func(obj any) { route(obj) },
+		DeleteFunc: func(obj any) { r.enqueue(requests(obj)) },
 	}
 }
 
-// routeChild enqueues the owner of a controlled child, or the candidate parents of an orphan.
-func (r *Runner) routeChild(u *unstructured.Unstructured) {
-	if ref := index.ControllerRef(u); ref != nil {
-		r.routeOwned(u, ref.APIVersion, ref.Kind, ref.Name)
-		return
-	}
-	router, ok := r.cfg.Kind.(OrphanRouter)
-	if !ok || u.GetDeletionTimestamp() != nil {
-		return
-	}
-	indexers := make([]cache.Indexer, len(r.parents))
+func (r *Runner) parentIndexers() []cache.Indexer {
+	out := make([]cache.Indexer, len(r.parents))
 	for i, p := range r.parents {
-		indexers[i] = p.informer.Indexer()
+		out[i] = p.informer.Indexer()
 	}
-	for _, req := range router.RouteOrphan(u, indexers) {
-		obj, exists, _ := r.parents[req.Resource].informer.Indexer().GetByKey(req.Key)
-		if exists {
-			r.enqueueParent(req.Resource, obj)
+	return out
+}
+
+// childRequests is the owner of a controlled child, or the candidate parents of an orphan
+// that the controller selects.
+func (r *Runner) childRequests(u *unstructured.Unstructured) []Request {
+	if ref := index.ControllerRef(u); ref != nil {
+		return r.ownerRequest(u, ref)
+	}
+	if r.cfg.Watches.Orphans == nil || u.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	var out []Request
+	for _, req := range r.cfg.Watches.Orphans(u, r.parentIndexers()) {
+		if obj, exists, _ := r.parents[req.Resource].informer.Indexer().GetByKey(req.Key); exists {
+			out = append(out, r.parentRequest(req.Resource, obj)...)
 		}
 	}
+	return out
 }
 
-// routeOwned enqueues the parent a ControllerRef names, when it is of one of the
-// controller's parent resources (by group and kind: the version does not matter).
-func (r *Runner) routeOwned(child *unstructured.Unstructured, apiVersion, kind, name string) {
-	gv, err := schema.ParseGroupVersion(apiVersion)
+// ownerRequest is the parent a ControllerRef names, when it is of one of the controller's
+// parent resources (by group and kind: the version does not matter).
+func (r *Runner) ownerRequest(child *unstructured.Unstructured, ref *metav1.OwnerReference) []Request {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
-		return
+		return nil
 	}
+	var out []Request
 	for i, p := range r.parents {
-		if kind != p.GVK.Kind || gv.Group != p.GVK.Group {
+		if ref.Kind != p.GVK.Kind || gv.Group != p.GVK.Group {
 			continue
 		}
-		key := name
+		key := ref.Name
 		if p.Namespaced {
-			key = child.GetNamespace() + "/" + name
+			key = child.GetNamespace() + "/" + ref.Name
 		}
-		r.queue.Add(Request{Resource: i, Key: key})
+		out = append(out, Request{Resource: i, Key: key})
 	}
+	return out
 }

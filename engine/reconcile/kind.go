@@ -30,6 +30,7 @@ import (
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
+	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/resources"
 )
 
@@ -101,30 +102,39 @@ type Answer struct {
 	Err      error
 }
 
-// OrphanRouter is implemented by kinds whose parents adopt orphans: it returns the parents
-// an orphan's event may concern, found through the parents' indexes.
-type OrphanRouter interface {
-	RouteOrphan(orphan *unstructured.Unstructured, parents []cache.Indexer) []Request
+// Watches declares how events reach a controller's parents, in the spirit of
+// controller-runtime's For / Owns / Watches. The skeleton always routes the parents' own
+// events (Config.Parents) and the events of the children they own (Config.Children) to the
+// owner their ControllerRef names; a kind adds the rest here. Map functions run on the
+// informers' goroutines: index lookups only, never a list or a request to the server.
+type Watches struct {
+	// ParentIndexes, when set, registers the indexes the map functions below look parents up
+	// by, on each parent informer before any handler is added.
+	ParentIndexes func(inf index.Informer) error
+	// Orphans, when set, maps an orphan of a child resource to the parents that may adopt
+	// it. Unset for kinds whose parents claim by mark and never adopt.
+	Orphans MapFunc
+	// Owns, when set, accepts the children whose events concern this controller; unset, every
+	// child does. A decorator's targets have children that are someone else's.
+	Owns func(child *unstructured.Unstructured) bool
+	// Inputs are resources the parents read but do not own (a MapController's inputs, a
+	// rollout's revisions), each with the map function that finds the parents an object
+	// concerns; Gathered.Inputs holds their caches in this order.
+	Inputs []Input
+	// Forget, when set, is called when a parent leaves the cache: for a kind that keeps state
+	// per parent.
+	Forget func(parent *unstructured.Unstructured)
 }
 
-// ChildFilter is implemented by kinds whose parents share their children with other
-// controllers (decorator attachments): only children it accepts route events to their owner.
-type ChildFilter interface {
-	RoutesChild(child *unstructured.Unstructured) bool
-}
+// MapFunc returns the parents obj concerns, looked up through the parents' caches (one per
+// Config.Parents, in order). On an update it is called for the object as it was and as it
+// is, so that a parent it stops concerning hears of it too.
+type MapFunc func(obj *unstructured.Unstructured, parents []cache.Indexer) []Request
 
-// InputRouter is implemented by kinds that watch inputs (Config.Inputs): objects the
-// parents read but do not own. It returns the parents an input's event concerns, found
-// through the parents' indexes (never by a scan); it is called with the input as it was and
-// as it is on an update, so that a parent it stops concerning hears of it too.
-type InputRouter interface {
-	RouteInput(input *unstructured.Unstructured, parents []cache.Indexer) []Request
-}
-
-// ParentForgetter is implemented by kinds that keep per-parent state: Forget is called when a
-// parent is deleted from the cache.
-type ParentForgetter interface {
-	Forget(parent *unstructured.Unstructured)
+// Input is a watched resource the parents read but do not own.
+type Input struct {
+	resources.Resource
+	Map MapFunc
 }
 
 // Gathered is what the skeleton gathered for one parent: the input of Kind.Ask.
@@ -138,7 +148,7 @@ type Gathered struct {
 	// Observed holds the children the parent claims (kept and about to be adopted), by
 	// index of Config.Children. Objects are the cache's own: read-only.
 	Observed map[int][]*unstructured.Unstructured
-	// Inputs are the caches of Config.Inputs, by index: read-only.
+	// Inputs are the caches of Watches.Inputs, by index: read-only.
 	Inputs []cache.Indexer
 	// Related is the request's related map (relatedMap): the objects the customize hook's
 	// rules select, or an empty map without a customize hook. Read-only.

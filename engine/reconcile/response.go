@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"metascript.dev/metascript/engine/claim"
 )
 
 // Validation of the parts of hook responses every kind shares. A response is validated
@@ -83,11 +85,13 @@ func ParseCommon(resp map[string]any) (Common, error) {
 // Objects validates the list of objects at field of resp (children, attachments) and groups
 // them by index of rules: each is an object of a declared rule (ruleField names where rules
 // are declared, for the message), has a legal name, string labels and annotations, and a
-// namespace fitting its scope (defaulted to the parent's); no object appears twice. check,
-// when not nil, runs last on each object and may complete it (add labels, annotations); it
-// receives the object's path and its rule's index. The objects are the response's own maps.
+// namespace fitting its scope (defaulted to the parent's); no object appears twice. mark,
+// when not nil, is the controller's claim mark: set on each object, which may not name
+// another controller in it. check, when not nil, runs last on each object and may complete
+// it (add labels, annotations); it receives the object's path and its rule's index. The
+// objects are the response's own maps.
 func Objects(resp map[string]any, field string, parent *unstructured.Unstructured, rules []ChildRule, ruleField string,
-	check func(path string, rule int, obj *unstructured.Unstructured) error) (map[int][]*unstructured.Unstructured, error) {
+	mark *claim.Mark, check func(path string, rule int, obj *unstructured.Unstructured) error) (map[int][]*unstructured.Unstructured, error) {
 	out := map[int][]*unstructured.Unstructured{}
 	list, _ := resp[field].([]any)
 	if c, ok := resp[field]; ok && c != nil && list == nil {
@@ -104,6 +108,11 @@ func Objects(resp map[string]any, field string, parent *unstructured.Unstructure
 		ri, err := validateObject(path, child, parent, rules, ruleField)
 		if err != nil {
 			return nil, err
+		}
+		if mark != nil {
+			if err := stampMark(path, child, mark); err != nil {
+				return nil, err
+			}
 		}
 		if check != nil {
 			if err := check(path, ri, child); err != nil {
@@ -174,6 +183,19 @@ func validateObject(path string, child, parent *unstructured.Unstructured, rules
 		md["namespace"] = parent.GetNamespace()
 	}
 	return ri, nil
+}
+
+// stampMark sets the controller's claim mark on obj, refusing a value naming another.
+func stampMark(path string, obj *unstructured.Unstructured, mark *claim.Mark) error {
+	field, have := "annotations", obj.GetAnnotations()
+	if mark.Label {
+		field, have = "labels", obj.GetLabels()
+	}
+	if v, ok := have[mark.Key]; ok && v != mark.Value {
+		return Invalid(path+".metadata."+field+"."+mark.Key, "%q names another controller; the engine sets it to %q", v, mark.Value)
+	}
+	SetStrings(obj, field, map[string]string{mark.Key: mark.Value})
+	return nil
 }
 
 // SetStrings sets the given keys of the string map at metadata.<field> of obj, creating it.

@@ -49,9 +49,8 @@ type Config struct {
 	FieldManager string
 	Parents      []ParentResource
 	Children     []ChildRule
-	// Inputs are resources the parents read but do not own; their events reach parents
-	// through the Kind's InputRouter, which is then required.
-	Inputs []resources.Resource
+	// Watches are how events beyond the parents' and their children's reach parents.
+	Watches Watches
 	// Hooks are the controller's hooks by name: the descriptor's primary hook is required.
 	// With a "customize" hook, the skeleton asks it which related objects each parent's
 	// hooks see (Gathered.Related).
@@ -67,12 +66,6 @@ type Config struct {
 // Resolver resolves an apiVersion and a plural resource name; *resources.Resolver is one.
 type Resolver interface {
 	Resolve(apiVersion, resource string) (resources.Resource, error)
-}
-
-// ParentIndexer is implemented by kinds whose event routing looks parents up by index: it
-// registers those indexes on each parent informer before any handler is added.
-type ParentIndexer interface {
-	ParentIndexes(inf index.Informer) error
 }
 
 type parentSource struct {
@@ -127,8 +120,10 @@ func New(cfg Config) (*Runner, error) {
 	if len(cfg.Parents) == 0 {
 		return nil, fmt.Errorf("%s: no parent resource", name)
 	}
-	if _, ok := cfg.Kind.(InputRouter); len(cfg.Inputs) > 0 && !ok {
-		return nil, fmt.Errorf("%s: inputs without an InputRouter", name)
+	for i, in := range cfg.Watches.Inputs {
+		if in.Map == nil {
+			return nil, fmt.Errorf("%s: input %d (%s) has no map function", name, i, in.GVR.Resource)
+		}
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -161,12 +156,11 @@ func (r *Runner) Start(ctx context.Context) error {
 		r.releaseAll()
 		return err
 	}
-	pi, _ := r.cfg.Kind.(ParentIndexer)
 	for i := range r.parents {
 		inf := r.cfg.Informers.Acquire(r.parents[i].GVR)
 		r.parents[i].informer = inf
-		if pi != nil {
-			if err := pi.ParentIndexes(inf); err != nil {
+		if r.cfg.Watches.ParentIndexes != nil {
+			if err := r.cfg.Watches.ParentIndexes(inf); err != nil {
 				return fail(err)
 			}
 		}
@@ -180,8 +174,8 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 		synced = append(synced, inf.HasSynced)
 	}
-	for _, res := range r.cfg.Inputs {
-		inf := r.cfg.Informers.Acquire(res.GVR)
+	for _, in := range r.cfg.Watches.Inputs {
+		inf := r.cfg.Informers.Acquire(in.GVR)
 		r.inputs = append(r.inputs, inf)
 		// An input may be owned by the parent (a rollout's revisions): found by owner.
 		if err := index.RegisterChildIndexes(inf); err != nil {
@@ -189,8 +183,8 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 		synced = append(synced, inf.HasSynced)
 	}
-	for _, inf := range r.inputs {
-		if err := r.addHandler(inf, r.inputHandler()); err != nil {
+	for i, inf := range r.inputs {
+		if err := r.addHandler(inf, r.inputHandler(r.cfg.Watches.Inputs[i].Map)); err != nil {
 			return fail(err)
 		}
 	}
