@@ -28,11 +28,28 @@ const (
 	Deleted Action = "deleted"
 )
 
-// Reconcile moves one child of owner towards its desired state under the update method and
-// says what it did. desired is the child the hook returned, or nil if the hook no longer
-// wants it; observed is the claimed child from the cache, or nil if there is none. The
-// reconciler calls it once per child, after claiming (observed must not be controlled by
-// another owner).
+// Step is one child's reconcile as Plan decided it from the cache alone: either done, with
+// no request needed, or a request for Carry to send. A Step is used once.
+type Step struct {
+	res               Resource
+	desired, observed *unstructured.Unstructured
+	method            v1alpha1.ChildUpdateMethod
+	config            *unstructured.Unstructured // the configuration to apply, nil when deleting
+	hash              string
+	done              Action // Unchanged or Skipped when no request is needed, else ""
+}
+
+// Done reports whether the step needs no request, and then what was done (Unchanged or
+// Skipped) and the child as stored: observed.
+func (s *Step) Done() (Action, *unstructured.Unstructured, bool) {
+	return s.done, s.observed, s.done != ""
+}
+
+// Plan decides how one child of owner moves towards its desired state under the update
+// method, from the cache alone, and Carry sends the request it needs, if any. desired is the
+// child the hook returned, or nil if the hook no longer wants it; observed is the claimed
+// child from the cache, or nil if there is none (observed must not be controlled by another
+// owner).
 //
 //	desired  observed                      action
 //	nil      nil                           ErrInvalid
@@ -50,50 +67,10 @@ const (
 // a child changed meanwhile is judged again; a later sync creates the replacement once the
 // old child is gone.
 //
-// Errors are those of Apply and Delete: ErrGone and ErrConflict mean requeue; ErrInvalid,
-// ErrNotOwned and ErrUnsupportedMethod mean the call cannot succeed as given; anything else is
+// Plan is pure computation, cheap enough to call for every child at every sync, and safe for
+// concurrent use. Its errors are ErrInvalid, ErrNotOwned and ErrUnsupportedMethod; Carry's
+// are those of Apply and Delete: ErrGone and ErrConflict mean requeue; anything else is
 // worth a retry with backoff.
-func (a *Applier) Reconcile(ctx context.Context, res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured, method v1alpha1.ChildUpdateMethod) (Action, error) {
-	action, _, err := a.ReconcileStored(ctx, res, owner, desired, observed, method)
-	return action, err
-}
-
-// ReconcileStored is Reconcile that also returns the child as it is now stored, as far as
-// this call knows: the server's answer when it applied (Created, Updated), observed when it
-// sent nothing (Unchanged, Skipped), nil when it deleted the child or failed. It is Plan
-// followed, when a request is needed, by Carry.
-func (a *Applier) ReconcileStored(ctx context.Context, res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured, method v1alpha1.ChildUpdateMethod) (Action, *unstructured.Unstructured, error) {
-	step, err := Plan(res, owner, desired, observed, method)
-	if err != nil {
-		return Unchanged, nil, err
-	}
-	if action, stored, done := step.Done(); done {
-		return action, stored, nil
-	}
-	return a.Carry(ctx, step)
-}
-
-// Step is one child's reconcile as Plan decided it from the cache alone: either done, with
-// no request needed, or a request for Carry to send. A Step is used once.
-type Step struct {
-	res               Resource
-	desired, observed *unstructured.Unstructured
-	method            v1alpha1.ChildUpdateMethod
-	config            *unstructured.Unstructured // the configuration to apply, nil when deleting
-	hash              string
-	done              Action // Unchanged or Skipped when no request is needed, else ""
-}
-
-// Done reports whether the step needs no request, and then what Reconcile would say it did
-// and the child as stored.
-func (s *Step) Done() (Action, *unstructured.Unstructured, bool) {
-	return s.done, s.observed, s.done != ""
-}
-
-// Plan decides what Reconcile does for one child without sending a request: what the table
-// in Reconcile's comment says, up to the request. It is pure computation, cheap enough to
-// call for every child at every sync, and safe for concurrent use. Its errors are
-// ErrInvalid, ErrNotOwned and ErrUnsupportedMethod.
 func Plan(res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured, method v1alpha1.ChildUpdateMethod) (*Step, error) {
 	switch method {
 	case "", v1alpha1.ChildUpdateOnDelete, v1alpha1.ChildUpdateRecreate, v1alpha1.ChildUpdateInPlace:
@@ -137,8 +114,9 @@ func Plan(res Resource, owner metav1.OwnerReference, desired, observed *unstruct
 	return s, nil
 }
 
-// Carry sends the request a step that is not done needs, and says what it did as
-// ReconcileStored does; its errors are Apply's and Delete's.
+// Carry sends the request a step that is not done needs, and says what it did and the child
+// as now stored, as far as this call knows: the server's answer when it applied (Created,
+// Updated), nil when it deleted the child or failed. Its errors are Apply's and Delete's.
 func (a *Applier) Carry(ctx context.Context, s *Step) (Action, *unstructured.Unstructured, error) {
 	if action, stored, done := s.Done(); done {
 		return action, stored, nil

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -123,12 +124,12 @@ func TestReconcile(t *testing.T) {
 			}
 			var action Action
 			var err error
-			n := requests(func() { action, err = a.Reconcile(ctx, configMaps, owner, desired, observed, tt.method) })
+			n := requests(func() { action, err = reconcileChild(ctx, a, configMaps, owner, desired, observed, tt.method) })
 			if action != tt.action || !errors.Is(err, tt.err) || (err == nil) != (tt.err == nil) {
-				t.Errorf("Reconcile = %v, %v; want %v, %v", action, err, tt.action, tt.err)
+				t.Errorf("reconcileChild = %v, %v; want %v, %v", action, err, tt.action, tt.err)
 			}
 			if tt.requests != anyCount && n != tt.requests {
-				t.Errorf("Reconcile sent %d requests, want %d", n, tt.requests)
+				t.Errorf("reconcileChild sent %d requests, want %d", n, tt.requests)
 			}
 			if tt.live == nil {
 				if !gone(t, ctx, configMaps, ns, name) {
@@ -150,7 +151,7 @@ func TestRecreateConverges(t *testing.T) {
 	owner := newParent(t, ctx, ns, "parent")
 	a := New(counted, "test")
 
-	if _, err := a.Reconcile(ctx, configMaps, owner, configMap(ns, "child", nil, map[string]string{"v": "1"}), nil, v1alpha1.ChildUpdateRecreate); err != nil {
+	if _, err := reconcileChild(ctx, a, configMaps, owner, configMap(ns, "child", nil, map[string]string{"v": "1"}), nil, v1alpha1.ChildUpdateRecreate); err != nil {
 		t.Fatal(err)
 	}
 	first := observe(t, ctx, configMaps, ns, "child")
@@ -160,15 +161,30 @@ func TestRecreateConverges(t *testing.T) {
 		want     Action
 	}{{first, Deleted}, {nil, Created}}
 	for _, s := range steps {
-		if action, err := a.Reconcile(ctx, configMaps, owner, desired, s.observed, v1alpha1.ChildUpdateRecreate); err != nil || action != s.want {
-			t.Fatalf("Reconcile = %v, %v; want %v", action, err, s.want)
+		if action, err := reconcileChild(ctx, a, configMaps, owner, desired, s.observed, v1alpha1.ChildUpdateRecreate); err != nil || action != s.want {
+			t.Fatalf("reconcileChild = %v, %v; want %v", action, err, s.want)
 		}
 	}
 	second := observe(t, ctx, configMaps, ns, "child")
 	if second.GetUID() == first.GetUID() || dataOf(t, second)["v"] != "2" {
 		t.Fatalf("child was not recreated: uid %s (was %s), data %v", second.GetUID(), first.GetUID(), dataOf(t, second))
 	}
-	if action, err := a.Reconcile(ctx, configMaps, owner, desired, second, v1alpha1.ChildUpdateRecreate); err != nil || action != Unchanged {
-		t.Fatalf("Reconcile at steady state = %v, %v; want Unchanged", action, err)
+	if action, err := reconcileChild(ctx, a, configMaps, owner, desired, second, v1alpha1.ChildUpdateRecreate); err != nil || action != Unchanged {
+		t.Fatalf("reconcileChild at steady state = %v, %v; want Unchanged", action, err)
 	}
+}
+
+// reconcileChild moves one child as the reconciler does: Plan, then Carry when a request is
+// needed.
+func reconcileChild(ctx context.Context, a *Applier, res Resource, owner metav1.OwnerReference,
+	desired, observed *unstructured.Unstructured, method v1alpha1.ChildUpdateMethod) (Action, error) {
+	step, err := Plan(res, owner, desired, observed, method)
+	if err != nil {
+		return Unchanged, err
+	}
+	if action, _, done := step.Done(); done {
+		return action, nil
+	}
+	action, _, err := a.Carry(ctx, step)
+	return action, err
 }
