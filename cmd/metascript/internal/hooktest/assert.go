@@ -9,12 +9,14 @@ import (
 	"unicode/utf8"
 
 	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/reconcile"
 )
 
 // Assertion checks one value of a hook response. Path uses the syntax of Path; exactly one
 // check is set:
 //
-//	equals: V      the value equals V as a JSON value (null included)
+//	equals: V      the value equals V as the engine compares JSON values (null included;
+//	               numbers by value, so 3 equals 3.0)
 //	exists: B      the path is present (true) or absent (false)
 //	length: N      a list's items, an object's keys or a string's characters number N
 //	contains: V    a string holds the substring V; a list holds an item equal to V; an object
@@ -97,7 +99,7 @@ func (a *Assertion) Check(doc any) error {
 	}
 	switch {
 	case a.Equals != nil:
-		if !Equal(a.equals, v) {
+		if !reconcile.SameJSON(a.equals, v) {
 			return fmt.Errorf("%s: want %s, got %s", where, Render(a.equals), Render(v))
 		}
 	case a.Length != nil:
@@ -146,7 +148,7 @@ func contains(where string, v, want any) error {
 		}
 	case []any:
 		for _, item := range t {
-			if Equal(item, want) {
+			if reconcile.SameJSON(item, want) {
 				return nil
 			}
 		}
@@ -158,7 +160,7 @@ func contains(where string, v, want any) error {
 		}
 		for k, wv := range sub {
 			gv, ok := t[k]
-			if !ok || !Equal(wv, gv) {
+			if !ok || !reconcile.SameJSON(wv, gv) {
 				return fmt.Errorf("%s: want %s: %s, got %s", where, quoteKey(k), Render(wv), Render(t))
 			}
 		}
