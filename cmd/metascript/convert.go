@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -46,23 +45,18 @@ Flags:
 
 // convertManifests is `metascript convert`.
 func convertManifests(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var files, hooks fileList
-	fs.Var(&files, "f", "file to convert (YAML or JSON, several documents allowed); repeatable; plain arguments are files too")
+	fs := newFlagSet("convert", convertUsage, stderr)
+	fileFlag := addFileFlag(fs, "file to convert (plain arguments are files too)")
+	var hooks stringList
 	inline := fs.String("inline", "", "replace webhook hooks by inline stubs in this language: starlark or javascript")
 	fs.Var(&hooks, "hook", "with --inline, replace only this hook's webhook: sync, finalize or customize; repeatable")
 	controller := fs.String("controller", "", "with --inline, replace only the webhooks of this controller: NAME, or KIND/NAME")
 	out := fs.String("o", "", "write the output to this file instead of stdout")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, convertUsage)
-		fs.PrintDefaults()
-	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
-	files = append(files, pos...)
+	files := append(*fileFlag, pos...)
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "metascript convert: "+format+"\n", a...)
 		return exitUsage

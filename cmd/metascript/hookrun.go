@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
 	"metascript.dev/metascript/cmd/metascript/internal/hooktest"
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
@@ -34,21 +34,15 @@ Flags:
 
 // hookRun is `metascript hook run`.
 func hookRun(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hook run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var files fileList
-	var defaults, ceilings budgetFlags
-	fs.Var(&files, "f", "controller resource file (YAML or JSON, several documents allowed); repeatable, e.g. for the file of a configMapRef source")
+	fs := newFlagSet("hook run", hookRunUsage, stderr)
+	files := addFileFlag(fs, "controller resource file, or a file of the ConfigMaps and Secrets it names")
+	var budgets hookBudgetFlags
 	hook := fs.String("hook", "", "hook to call: sync, finalize, customize, map or tombstone (default: sync, or map for a MapController)")
 	reqFile := fs.String("request", "", "request file (YAML or JSON); - reads stdin")
 	name := fs.String("controller", "", "controller name, when the files hold several; KIND/NAME (e.g. decoratorcontroller/NAME) when two kinds share it")
 	nowFlag := fs.String("now", "", "fix the clock hooks read (RFC 3339), for repeatable output")
 	compact := fs.Bool("compact", false, "print the response on one line")
-	addBudgetFlags(fs, &defaults, &ceilings)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, hookRunUsage)
-		fs.PrintDefaults()
-	}
+	budgets.register(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -60,7 +54,7 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(pos) > 0:
 		return usageErr("unexpected arguments %q", pos)
-	case len(files) == 0:
+	case len(*files) == 0:
 		return usageErr("-f CONTROLLER.yaml is required")
 	case *reqFile == "":
 		return usageErr("--request REQUEST.(json|yaml) is required")
@@ -70,13 +64,13 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 		return usageErr("%v", err)
 	}
 
-	set, err := readControllerFiles(files)
+	set, err := readControllerFiles(*files)
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	ctrl, err := set.Find(*name)
 	if err != nil {
-		return usageErr("%s: %v", strings.Join(files, ", "), err)
+		return usageErr("%s: %v", strings.Join(*files, ", "), err)
 	}
 	if *hook == "" {
 		*hook = ctrl.Primary
@@ -88,7 +82,7 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("--request %s: %v", *reqFile, err)
 	}
-	rt, err := offlineRuntime(now, defaults, ceilings)
+	rt, err := offlineRuntime(now, budgets)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -159,4 +153,16 @@ func readRequest(path string) (map[string]any, error) {
 		return nil, fmt.Errorf("expected the request object, got %s", hooktest.Render(v))
 	}
 	return req, nil
+}
+
+// parseNow reads --now, an RFC 3339 time; empty means none.
+func parseNow(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--now: want an RFC 3339 time such as 2025-01-02T03:04:05Z: %v", err)
+	}
+	return t, nil
 }

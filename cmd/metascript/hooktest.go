@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,23 +31,18 @@ Flags:
 const maxFailureLines = 40
 
 type hookTestOptions struct {
-	run                *regexp.Regexp
-	verbose            bool
-	defaults, ceilings budgetFlags
+	run     *regexp.Regexp
+	verbose bool
+	budgets hookBudgetFlags
 }
 
 // hookTest is `metascript hook test`.
 func hookTest(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hook test", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("hook test", hookTestUsage, stderr)
 	var o hookTestOptions
 	run := fs.String("run", "", "run only the cases whose name matches this regular expression")
 	fs.BoolVar(&o.verbose, "v", false, "print the hook's log lines for passing cases too")
-	addBudgetFlags(fs, &o.defaults, &o.ceilings)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, hookTestUsage)
-		fs.PrintDefaults()
-	}
+	o.budgets.register(fs)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -105,7 +99,7 @@ func runSuite(ctx context.Context, path string, o *hookTestOptions, out io.Write
 	if err != nil {
 		return fileFailed(fmt.Errorf("controller %s: %v", s.ControllerPath(), err))
 	}
-	rt, err := offlineRuntime(s.NowTime, o.defaults, o.ceilings)
+	rt, err := offlineRuntime(s.NowTime, o.budgets)
 	if err != nil {
 		return fileFailed(err)
 	}

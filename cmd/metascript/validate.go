@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -38,19 +37,13 @@ Flags:
 
 // validate is `metascript validate`.
 func validate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var files fileList
-	fs.Var(&files, "f", "file to validate (YAML or JSON, several documents allowed); repeatable; plain arguments are files too")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, validateUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("validate", validateUsage, stderr)
+	fileFlag := addFileFlag(fs, "file to validate (plain arguments are files too)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
-	files = append(files, pos...)
+	files := append(*fileFlag, pos...)
 	if len(files) == 0 {
 		fmt.Fprintln(stderr, "metascript validate: no files; use -f FILE")
 		return exitUsage
@@ -65,7 +58,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	set := manifest.NewSet(slices.DeleteFunc(slices.Clone(read), func(f *manifest.File) bool { return f == nil })...)
 	// Compile only: the clock and budgets do not matter, and top levels run under the
 	// scripting defaults whatever the flags.
-	rt, err := offlineRuntime(time.Time{}, budgetFlags{}, budgetFlags{})
+	rt, err := offlineRuntime(time.Time{}, hookBudgetFlags{})
 	if err != nil {
 		fmt.Fprintln(stderr, "metascript validate:", err)
 		return exitUsage
