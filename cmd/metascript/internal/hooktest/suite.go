@@ -6,7 +6,8 @@
 //	controller: ../controllers/bundle.yaml   # required; relative to this file
 //	controllerName: bundle                  # when that file holds several controllers; KIND/NAME
 //	                                        # when controllers of two kinds share the name
-//	hook: sync                              # default hook of the cases; default sync
+//	hook: sync                              # default hook of the cases; default: the
+//	                                        # controller's primary hook (sync, or map)
 //	now: "2025-01-02T03:04:05Z"             # the clock hooks read (stdlib time); default: real time
 //	cases:
 //	- name: two items make two ConfigMaps   # default "case N"
@@ -14,7 +15,8 @@
 //	  request:                              # the hook request, inline ...
 //	    parent: {...}
 //	  requestFile: requests/two.yaml        # ... or from a file relative to this one
-//	  response: {...}                       # the whole response, compared as JSON values
+//	  response: {...}                       # the whole response, compared as the engine
+//	                                        # compares JSON values
 //	  responseFile: responses/two.json      # ... or from a file
 //	  assert:                               # checks of single values (see Assertion)
 //	  - {path: children, length: 2}

@@ -27,8 +27,8 @@ type Controller struct {
 	Script *v1alpha1.SharedScript
 	// EndpointConfigs is spec.endpointConfigs, the connection settings of webhooks by host.
 	EndpointConfigs []v1alpha1.EndpointConfig
-	// Primary is the hook every controller of its kind must define: sync, or map for a
-	// MapController. Commands call it when told no hook.
+	// Primary is the kind's primary hook (sync, or map for a MapController): the one commands
+	// call when told no hook.
 	Primary string
 	// Typed is the decoded resource: *v1alpha1.CompositeController, ... by kind.
 	Typed any
@@ -51,8 +51,8 @@ type NamedHook struct {
 	Response []string
 }
 
-// Hooks lists the hooks the controller defines, in the order the engine builds them (sync,
-// finalize, customize; map, tombstone).
+// Hooks lists the hooks the controller defines, in the order the engine builds them (that
+// of the kind's descriptor).
 func (c *Controller) Hooks() []NamedHook { return c.hooks }
 
 // Hook returns the hook called name, or an error listing the ones defined.

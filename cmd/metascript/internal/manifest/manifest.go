@@ -1,9 +1,9 @@
-// Package manifest reads controller resources (CompositeControllers and DecoratorControllers,
-// described alike by Controller), the ConfigMaps their hooks may take source from and the
-// Secrets their webhooks may take credentials from, out of YAML or JSON files the way the
-// offline commands need them: several documents
-// per file, `kind: List`, strict decoding that names a misspelt field instead of dropping it
-// as the API server's pruning would. It knows nothing about running hooks.
+// Package manifest reads controller resources of every kind engine/kinds lists (described
+// alike by Controller), the ConfigMaps their hooks may take source from and the Secrets their
+// webhooks may take credentials from, out of YAML or JSON files the way the offline commands
+// need them: several documents per file, `kind: List`, strict decoding that names a misspelt
+// field instead of dropping it as the API server's pruning would. It knows nothing about
+// running hooks.
 package manifest
 
 import (
