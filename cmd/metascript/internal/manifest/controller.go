@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"metascript.dev/metascript/apis/v1alpha1"
@@ -72,6 +73,20 @@ func (c *Controller) Hook(name string) (NamedHook, error) {
 
 // Kinds are the kinds of controller resource the offline commands read.
 var Kinds = kinds.Names()
+
+// HookNames are the hooks of the given kinds (of Kinds), each once, in the order of the kinds
+// and, within a kind, the order the engine builds them.
+func HookNames(kindNames []string) []string {
+	var out []string
+	for _, k := range kindNames {
+		for _, h := range kinds.Lookup(k).Hooks {
+			if !slices.Contains(out, h.Name) {
+				out = append(out, h.Name)
+			}
+		}
+	}
+	return out
+}
 
 // decode decodes obj strictly as a controller resource of kind and describes it; File, Line
 // and Object are left to the caller.
