@@ -116,12 +116,14 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// checkController returns one line per problem of c, shared scripts first, then hooks in
-// the order sync, finalize, customize.
+// checkController returns one line per problem of c: required hooks that are missing,
+// shared scripts, then hooks in the order the engine builds them.
 func checkController(ctx context.Context, rt *scripting.Runtime, objs offlineObjects, c *manifest.Controller) []string {
 	var out []string
-	if _, err := c.Hook(c.Primary); err != nil {
-		out = append(out, located(c, "hooks", fmt.Errorf("hooks.%s is required", c.Primary)))
+	for _, h := range c.Descriptor.Hooks {
+		if _, err := c.Hook(h.Name); h.Required && err != nil {
+			out = append(out, located(c, "hooks", fmt.Errorf("hooks.%s is required", h.Name)))
+		}
 	}
 	// A shared script is compiled on its own, so that an error in it is reported once and
 	// even when no hook calls it yet.
