@@ -10,24 +10,26 @@ import (
 	"strings"
 
 	"metascript.dev/metascript/cmd/metascript/internal/convert"
+	"metascript.dev/metascript/engine/kinds"
 	"metascript.dev/metascript/scripting"
 )
 
-const convertUsage = `Usage: metascript convert [-f] FILE... [--inline starlark|javascript] [-o OUT]
+var convertUsage = `Usage: metascript convert [-f] FILE... [--inline starlark|javascript] [-o OUT]
 
-Rewrites Metacontroller manifests as Metascript's. Every CompositeController and
-DecoratorController of apiVersion metacontroller.k8s.io/v1alpha1 gets apiVersion
-metascript.dev/v1alpha1, without what the API server set on it (status, uid,
-resourceVersion, generation, creationTimestamp, managedFields, kubectl's
+Rewrites Metacontroller manifests as Metascript's: every controller resource of
+apiVersion metacontroller.k8s.io/v1alpha1 (a ` + either(convert.Kinds) + `)
+gets apiVersion metascript.dev/v1alpha1, without what the API server set on it (status,
+uid, resourceVersion, generation, creationTimestamp, managedFields, kubectl's
 last-applied-configuration annotation). Other documents, Metascript controllers among them,
 are copied as written, in order. Files are YAML or JSON, several documents allowed; the
 items of a kind: List are converted one by one.
 
-With --inline, each webhook hook becomes an inline stub in that language: a function named
-after the hook, whose comments give the request it receives and the response it returns,
-and which fails with "fill me in" until it is written, so that the controller writes
-nothing meanwhile. The webhook's address stays in a comment. --hook and --controller narrow
-the webhooks replaced, in converted files too, to move hooks inline one at a time.
+With --inline, each webhook hook of those kinds, Metacontroller's or Metascript's, becomes
+an inline stub in that language: a function named after the hook, whose comments give the
+request it receives and the response it returns, and which fails with "fill me in" until it
+is written, so that the controller writes nothing meanwhile. The webhook's address stays in
+a comment. --hook and --controller narrow the webhooks replaced, to move hooks inline one at
+a time. A ` + either(otherKinds()) + `, a kind Metacontroller does not have, keeps its webhooks.
 
 Comments inside a converted document are lost: it is decoded and encoded again
 (sigs.k8s.io/yaml keeps no comments), its keys in alphabetical order; the comments above it
@@ -49,7 +51,7 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 	fileFlag := addFileFlag(fs, "file to convert (plain arguments are files too)")
 	var hooks stringList
 	inline := fs.String("inline", "", "replace webhook hooks by inline stubs in this language: starlark or javascript")
-	fs.Var(&hooks, "hook", "with --inline, replace only this hook's webhook: sync, finalize or customize; repeatable")
+	fs.Var(&hooks, "hook", "with --inline, replace only this hook's webhook: "+either(convert.HookNames)+"; repeatable")
 	controller := fs.String("controller", "", "with --inline, replace only the webhooks of this controller: NAME, or KIND/NAME")
 	out := fs.String("o", "", "write the output to this file instead of stdout")
 	pos, err := parseInterspersed(fs, args)
@@ -108,8 +110,8 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if *controller != "" && total.Selected == 0 {
-		return usageErr("--controller %s: no CompositeController or DecoratorController of that name in %s",
-			*controller, strings.Join(files, ", "))
+		return usageErr("--controller %s: no %s of that name in %s", *controller, either(convert.Kinds),
+			strings.Join(files, ", "))
 	}
 
 	output := bytes.Join(docs, []byte("---\n"))
@@ -134,4 +136,9 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// otherKinds are the controller kinds Metascript has and Metacontroller does not.
+func otherKinds() []string {
+	return slices.DeleteFunc(kinds.Names(), func(k string) bool { return slices.Contains(convert.Kinds, k) })
 }

@@ -13,8 +13,8 @@ import (
 	"metascript.dev/metascript/scripting"
 )
 
-// newFlagSet is the flag set of an offline command: it writes to stderr, and -h prints
-// usage, then the flags.
+// newFlagSet is the flag set of a command: it writes to stderr, and -h prints usage, then
+// the flags.
 func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)

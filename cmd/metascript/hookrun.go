@@ -18,14 +18,15 @@ import (
 // stdin is read by `--request -`.
 var stdin io.Reader = os.Stdin
 
-const hookRunUsage = `Usage: metascript hook run -f CONTROLLER.yaml [--hook HOOK] --request REQUEST.(json|yaml) [flags]
+var hookRunUsage = `Usage: metascript hook run -f CONTROLLER.yaml [--hook HOOK] --request REQUEST.(json|yaml) [flags]
 
-Builds one hook of a controller resource (CompositeController or DecoratorController)
-exactly as the engine does and calls it once with the request; prints the response as JSON
-on stdout. The hook's log lines and errors go to stderr. Webhook hooks are called too, at
-their url (a service address resolves only where cluster DNS does). A request without a
-controller field gets the controller resource.
+Builds one hook of a controller resource exactly as the engine does and calls it once with
+the request; prints the response as JSON on stdout. The hook's log lines and errors go to
+stderr. Webhook hooks are called too, at their url (a service address resolves only where
+cluster DNS does). A request without a controller field gets the controller resource.
 
+Controller kinds and their hooks (* the one called when --hook is not given):
+` + kindHooks(primary) + `
 Exit status: 0 the hook answered; 1 the hook failed (compile, runtime, budget, output or
 webhook error); 2 bad flags or input.
 
@@ -37,7 +38,7 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("hook run", hookRunUsage, stderr)
 	files := addFileFlag(fs, "controller resource file, or a file of the ConfigMaps and Secrets it names")
 	var budgets hookBudgetFlags
-	hook := fs.String("hook", "", "hook to call: sync, finalize, customize, map or tombstone (default: sync, or map for a MapController)")
+	hook := fs.String("hook", "", "hook to call: "+hookNames()+" (default: the controller kind's hook marked * above)")
 	reqFile := fs.String("request", "", "request file (YAML or JSON); - reads stdin")
 	name := fs.String("controller", "", "controller name, when the files hold several; KIND/NAME (e.g. decoratorcontroller/NAME) when two kinds share it")
 	nowFlag := fs.String("now", "", "fix the clock hooks read (RFC 3339), for repeatable output")

@@ -14,13 +14,16 @@ import (
 	"metascript.dev/metascript/engine/hooks"
 )
 
-const hookTestUsage = `Usage: metascript hook test [flags] FILE...
+var hookTestUsage = `Usage: metascript hook test [flags] FILE...
 
 Runs the hook test cases of each test FILE (the format is in docs/hook-testing.md): builds the
 hooks of the controller the file names as the engine does, calls them with each case's
 request and checks the response. Prints PASS or FAIL per case, under a failing case what
 differs and the hook's log lines, and finally "N passed, N failed".
 
+Controller kinds and their hooks (* the one a case calls when neither it nor its file
+names a hook):
+` + kindHooks(primary) + `
 Exit status: 0 every case passed; 1 a case failed or a test file could not be used; 2 bad
 flags or no files.
 

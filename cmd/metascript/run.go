@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"metascript.dev/metascript/engine"
+	"metascript.dev/metascript/engine/kinds"
 )
 
 // engineFlags are the flags of `metascript run`.
@@ -36,9 +37,18 @@ type engineFlags struct {
 	statusInterval time.Duration
 }
 
+var runUsage = `Usage: metascript run [flags]
+
+Runs the engine against a cluster (--kubeconfig, or the in-cluster config): every controller
+resource (` + strings.Join(kinds.Names(), ", ") + `)
+becomes a running controller, until SIGINT or SIGTERM.
+
+Flags:
+`
+
 func parseEngineFlags(args []string) (*engineFlags, error) {
 	f := &engineFlags{}
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := newFlagSet("run", runUsage, os.Stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; in-cluster config when empty")
 	fs.IntVar(&f.workers, "workers", 4, "reconcile workers per controller")
 	fs.Float64Var(&f.qps, "qps", 50, "API client queries per second")
@@ -60,7 +70,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 func runEngine(args []string) int {
 	f, err := parseEngineFlags(args)
 	if err != nil {
-		return 2
+		return flagExit(err)
 	}
 	log, err := newLogger(f.logLevel)
 	if err != nil {

@@ -16,19 +16,22 @@ import (
 	"metascript.dev/metascript/scripting"
 )
 
-const validateUsage = `Usage: metascript validate [-f] FILE...
+var validateUsage = `Usage: metascript validate [-f] FILE...
 
-Compiles every hook of every controller resource (CompositeController, DecoratorController)
-in the files, and the controllers' shared scripts, as the engine would, and checks what the CRD schema cannot: that a hook's function
+Compiles every hook of every controller resource in the files, and the controllers' shared
+scripts, as the engine would, and checks what the CRD schema cannot: that a hook's function
 exists in its source, that an inline hook without source has a shared script to call, that
 sources kept in ConfigMaps, and the Secrets and ConfigMaps a webhook's caBundle,
 authorization, basicAuth or clientTLS name, are found and usable (pass the files that hold
-them). Hooks are not called.
+them), and that the hooks a controller's kind requires are defined. Hooks are not called.
 
+Controller kinds and their hooks (* required):
+` + kindHooks(required) + `
 Each problem is one line on stdout:
   FILE: KIND/NAME hooks.sync: LINE:COL: message
-(KIND/NAME as compositecontroller/NAME or decoratorcontroller/NAME) where LINE:COL is the
-position in the hook's source; a summary line follows.
+where KIND/NAME is one of
+  ` + kindRefs() + `
+and LINE:COL is the position in the hook's source; a summary line follows.
 
 Exit status: 0 no problem; 1 a problem was found; 2 bad flags or no files.
 
