@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"metascript.dev/metascript/cmd/metascript/internal/convert"
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/engine/kinds"
 	"metascript.dev/metascript/scripting"
 )
@@ -17,7 +18,7 @@ import (
 var convertUsage = `Usage: metascript convert [-f] FILE... [--inline starlark|javascript] [-o OUT]
 
 Rewrites Metacontroller manifests as Metascript's: every controller resource of
-apiVersion metacontroller.k8s.io/v1alpha1 (a ` + either(convert.Kinds) + `)
+apiVersion metacontroller.k8s.io/v1alpha1 (a ` + phrase.Either(convert.Kinds) + `)
 gets apiVersion metascript.dev/v1alpha1, without what the API server set on it (status,
 uid, resourceVersion, generation, creationTimestamp, managedFields, kubectl's
 last-applied-configuration annotation). Other documents, Metascript controllers among them,
@@ -29,7 +30,7 @@ an inline stub in that language: a function named after the hook, whose comments
 request it receives and the response it returns, and which fails with "fill me in" until it
 is written, so that the controller writes nothing meanwhile. The webhook's address stays in
 a comment. --hook and --controller narrow the webhooks replaced, to move hooks inline one at
-a time. A ` + either(otherKinds()) + `, a kind Metacontroller does not have, keeps its webhooks.
+a time. A ` + phrase.Either(otherKinds()) + `, a kind Metacontroller does not have, keeps its webhooks.
 
 Comments inside a converted document are lost: it is decoded and encoded again
 (sigs.k8s.io/yaml keeps no comments), its keys in alphabetical order; the comments above it
@@ -51,7 +52,7 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 	fileFlag := addFileFlag(fs, "file to convert (plain arguments are files too)")
 	var hooks stringList
 	inline := fs.String("inline", "", "replace webhook hooks by inline stubs in this language: starlark or javascript")
-	fs.Var(&hooks, "hook", "with --inline, replace only this hook's webhook: "+either(convert.HookNames)+"; repeatable")
+	fs.Var(&hooks, "hook", "with --inline, replace only this hook's webhook: "+phrase.Either(convert.HookNames)+"; repeatable")
 	controller := fs.String("controller", "", "with --inline, replace only the webhooks of this controller: NAME, or KIND/NAME")
 	out := fs.String("o", "", "write the output to this file instead of stdout")
 	pos, err := parseInterspersed(fs, args)
@@ -110,7 +111,7 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if *controller != "" && total.Selected == 0 {
-		return usageErr("--controller %s: no %s of that name in %s", *controller, either(convert.Kinds),
+		return usageErr("--controller %s: no %s of that name in %s", *controller, phrase.Either(convert.Kinds),
 			strings.Join(files, ", "))
 	}
 
@@ -127,9 +128,9 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 	for _, f := range findings {
 		fmt.Fprintln(stderr, f)
 	}
-	summary := plural(total.Converted, "controller") + " converted"
+	summary := phrase.Count(total.Converted, "controller") + " converted"
 	if lang != "" {
-		summary += ", " + plural(total.Stubs, string(lang)+" stub") + " written"
+		summary += ", " + phrase.Count(total.Stubs, string(lang)+" stub") + " written"
 	}
 	fmt.Fprintf(stderr, "%s, %d not converted\n", summary, len(findings))
 	if len(findings) > 0 {

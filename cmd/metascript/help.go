@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/engine/kinds"
 	"metascript.dev/metascript/engine/reconcile"
 )
@@ -14,7 +15,7 @@ import (
 
 // kindNames are the controller kinds: "CompositeController, DecoratorController or
 // MapController".
-func kindNames() string { return either(kinds.Names()) }
+func kindNames() string { return phrase.Either(kinds.Names()) }
 
 // kindRefs are the forms of KIND/NAME: "compositecontroller/NAME, ... or mapcontroller/NAME".
 func kindRefs() string {
@@ -22,11 +23,11 @@ func kindRefs() string {
 	for _, d := range kinds.All {
 		refs = append(refs, d.Ref("NAME"))
 	}
-	return either(refs)
+	return phrase.Either(refs)
 }
 
 // hookNames are the hooks of every kind, each once: "sync, finalize, ... or tombstone".
-func hookNames() string { return either(manifest.HookNames(kinds.Names())) }
+func hookNames() string { return phrase.Either(manifest.HookNames(kinds.Names())) }
 
 // kindHooks is a table of the kinds and their hooks, one line a kind indented by two
 // spaces, the hooks for which marked is true followed by a *.
@@ -52,11 +53,3 @@ func kindHooks(marked func(reconcile.Hook) bool) string {
 
 func primary(h reconcile.Hook) bool  { return h.Primary }
 func required(h reconcile.Hook) bool { return h.Required }
-
-// either joins words as "a, b or c".
-func either(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
-}

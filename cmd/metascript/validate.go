@@ -13,6 +13,7 @@ import (
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/scripting"
 )
 
@@ -105,18 +106,12 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		report(fmt.Sprintf("%s: no controller resource (%s) found", strings.Join(files, ", "),
 			strings.Join(manifest.Kinds, ", ")))
 	}
-	fmt.Fprintf(stdout, "%s, %s, %s\n", plural(controllers, "controller"), plural(hooksSeen, "hook"), plural(problems, "problem"))
+	fmt.Fprintf(stdout, "%s, %s, %s\n", phrase.Count(controllers, "controller"), phrase.Count(hooksSeen, "hook"),
+		phrase.Count(problems, "problem"))
 	if problems > 0 {
 		return exitFailed
 	}
 	return exitOK
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // checkController returns one line per problem of c: required hooks that are missing,
@@ -180,9 +175,8 @@ func checkForm(h *v1alpha1.Hook) error {
 	if h.Webhook != nil {
 		forms = append(forms, "webhook")
 	}
-	if len(forms) != 1 {
-		return fmt.Errorf("exactly one of starlark, javascript or webhook must be set, got %d%s", len(forms),
-			listForms(forms))
+	if err := phrase.ExactlyOne([]string{"starlark", "javascript", "webhook"}, forms); err != nil {
+		return err
 	}
 	if w := h.Webhook; w != nil && w.URL != nil {
 		u, err := url.Parse(*w.URL)
@@ -194,13 +188,6 @@ func checkForm(h *v1alpha1.Hook) error {
 		}
 	}
 	return nil
-}
-
-func listForms(f []string) string {
-	if len(f) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(f, ", ") + ")"
 }
 
 // compileShared compiles a controller's shared script under the name hooks.Build uses, so

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/reconcile"
 )
@@ -67,18 +68,10 @@ func (a *Assertion) compile() error {
 			return fmt.Errorf("matches: %v", err)
 		}
 	}
-	if len(set) != 1 {
-		return fmt.Errorf("path %s: exactly one of equals, exists, length, contains or matches must be set, got %d%s",
-			a.Path, len(set), listed(set))
+	if err := phrase.ExactlyOne([]string{"equals", "exists", "length", "contains", "matches"}, set); err != nil {
+		return fmt.Errorf("path %s: %w", a.Path, err)
 	}
 	return nil
-}
-
-func listed(s []string) string {
-	if len(s) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(s, ", ") + ")"
 }
 
 // Check returns nil when the assertion holds on doc, else an error that says what was found.
@@ -105,7 +98,7 @@ func (a *Assertion) Check(doc any) error {
 	case a.Length != nil:
 		n, ok := length(v)
 		if !ok {
-			return fmt.Errorf("%s: want length %d, but it is %s %s", where, *a.Length, describeType(v), Render(v))
+			return fmt.Errorf("%s: want length %d, but it is %s %s", where, *a.Length, phrase.TypeOf(v), Render(v))
 		}
 		if n != *a.Length {
 			return fmt.Errorf("%s: want length %d, got %d: %s", where, *a.Length, n, Render(v))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/engine/reconcile"
 )
 
@@ -57,7 +58,7 @@ func diff(at Path, want, got any, out *[]string) {
 			break
 		}
 		if len(w) != len(g) {
-			*out = append(*out, fmt.Sprintf("%s: want %s, got %d", where, items(len(w)), len(g)))
+			*out = append(*out, fmt.Sprintf("%s: want %s, got %d", where, phrase.Count(len(w), "item"), len(g)))
 		}
 		for i := 0; i < max(len(w), len(g)); i++ {
 			switch {
@@ -76,13 +77,6 @@ func diff(at Path, want, got any, out *[]string) {
 	}
 }
 
-func items(n int) string {
-	if n == 1 {
-		return "1 item"
-	}
-	return fmt.Sprintf("%d items", n)
-}
-
 // renderLimit keeps one rendered value to a readable line.
 const renderLimit = 120
 
@@ -99,23 +93,4 @@ func Render(v any) string {
 		return s[:renderLimit] + "…"
 	}
 	return s
-}
-
-// describeType names a value's JSON type for messages.
-func describeType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case int64, float64, int:
-		return "a number"
-	}
-	return fmt.Sprintf("%T", v)
 }

@@ -45,6 +45,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/engine/hooks"
 )
 
@@ -148,7 +149,7 @@ func (c *Case) load(dir string) error {
 	}
 	var ok bool
 	if c.request, ok = req.(map[string]any); !ok {
-		return fmt.Errorf("request: expected an object, got %s", describeType(req))
+		return fmt.Errorf("request: expected an object, got %s", phrase.TypeOf(req))
 	}
 	if c.response, err = value("response", c.Response, c.ResponseFile, dir); err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/kinds"
 )
@@ -87,7 +88,7 @@ func (f *File) add(line int, v any) {
 	if !ok {
 		if v != nil { // an empty document is no error
 			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line,
-				Err: fmt.Errorf("expected a resource object, got %s", typeName(v))})
+				Err: fmt.Errorf("expected a resource object, got %s", phrase.TypeOf(v))})
 		}
 		return
 	}
@@ -144,7 +145,7 @@ func DecodeStrict(data []byte, v any) error {
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
-		return fmt.Errorf("expected an object, got %s", typeName(doc))
+		return fmt.Errorf("expected an object, got %s", phrase.TypeOf(doc))
 	}
 	return decodeStrict(obj, v)
 }
@@ -240,20 +241,4 @@ func splitDocuments(data []byte) []document {
 func isBlankOrComment(line string) bool {
 	t := strings.TrimSpace(line)
 	return t == "" || strings.HasPrefix(t, "#")
-}
-
-func typeName(v any) string {
-	switch v.(type) {
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case int64, float64:
-		return "a number"
-	case nil:
-		return "nothing"
-	}
-	return fmt.Sprintf("%T", v)
 }
