@@ -40,9 +40,7 @@ type Controller struct {
 
 // Ref names the controller as the engine does in positions and logs: KIND/NAME with the
 // kind in lower case, e.g. compositecontroller/NAME.
-func (c *Controller) Ref() string { return ref(c.Kind, c.Name) }
-
-func ref(kind, name string) string { return strings.ToLower(kind) + "/" + name }
+func (c *Controller) Ref() string { return c.Descriptor.Ref(c.Name) }
 
 // NamedHook is one hook of a controller.
 type NamedHook struct {

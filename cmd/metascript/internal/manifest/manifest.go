@@ -22,6 +22,7 @@ import (
 	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/kinds"
+	"metascript.dev/metascript/engine/reconcile"
 )
 
 // DocError reports a document that could not be read as what it claims to be. The other
@@ -109,25 +110,26 @@ func (f *File) add(line int, v any) {
 			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Err: err})
 		}
 	case apiVersion == v1alpha1.GroupVersion.String() && kinds.Lookup(kind) != nil:
-		c, err := decode(kinds.Lookup(kind), obj)
+		d := kinds.Lookup(kind)
+		c, err := decode(d, obj)
 		if err == nil && c.Name == "" {
 			err = errors.New("metadata.name is required")
 		}
 		if err != nil {
-			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Ref: docRef(kind, obj), Err: err})
+			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Ref: docRef(d, obj), Err: err})
 			return
 		}
-		c.Kind, c.File, c.Line, c.Object = kind, f.Path, line, obj
+		c.File, c.Line, c.Object = f.Path, line, obj
 		f.Controllers = append(f.Controllers, c)
 	}
 }
 
 // docRef names a controller document that could not be decoded, KIND/NAME, or is empty when
 // the document has no name.
-func docRef(kind string, obj map[string]any) string {
+func docRef(kind *reconcile.Descriptor, obj map[string]any) string {
 	meta, _ := obj["metadata"].(map[string]any)
 	if name, _ := meta["name"].(string); name != "" {
-		return ref(kind, name)
+		return kind.Ref(name)
 	}
 	return ""
 }
