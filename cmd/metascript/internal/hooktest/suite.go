@@ -42,6 +42,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
@@ -207,25 +208,7 @@ func DecodeValue(data []byte) (any, error) {
 
 // NewRequest returns a fresh copy of the case's request, so that a run cannot alter the case.
 func (c *Case) NewRequest() map[string]any {
-	return deepCopy(c.request).(map[string]any)
-}
-
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, e := range t {
-			l[i] = deepCopy(e)
-		}
-		return l
-	}
-	return v
+	return runtime.DeepCopyJSON(c.request)
 }
 
 // Check returns why the case failed given the hook's response or error; none when it passed.
