@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -60,22 +59,18 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 		return flagExit(err)
 	}
 	files := append(*fileFlag, pos...)
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "metascript convert: "+format+"\n", a...)
-		return exitUsage
-	}
 	lang := scripting.Language(*inline)
 	switch {
 	case len(files) == 0:
-		return usageErr("no files; use -f FILE")
+		return usageError(fs, "no files; use -f FILE")
 	case lang != "" && lang != scripting.Starlark && lang != scripting.JavaScript:
-		return usageErr("--inline %q: want starlark or javascript", *inline)
+		return usageError(fs, "--inline %q: want starlark or javascript", *inline)
 	case lang == "" && (len(hooks) > 0 || *controller != ""):
-		return usageErr("--hook and --controller choose what --inline replaces; add --inline starlark or --inline javascript")
+		return usageError(fs, "--hook and --controller choose what --inline replaces; add --inline starlark or --inline javascript")
 	}
 	for _, h := range hooks {
 		if !slices.Contains(convert.HookNames, h) {
-			return usageErr("--hook %q: want one of %s", h, strings.Join(convert.HookNames, ", "))
+			return usageError(fs, "--hook %q: want one of %s", h, strings.Join(convert.HookNames, ", "))
 		}
 	}
 
@@ -87,11 +82,7 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 	for _, p := range files {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			fmt.Fprintf(stderr, "%s: %v\n", p, err)
+			fmt.Fprintln(stderr, unreadable(p, err))
 			failed = true
 			continue
 		}
@@ -107,11 +98,10 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 		total.Selected += r.Selected
 	}
 	if failed {
-		fmt.Fprintln(stderr, "metascript convert: nothing written")
-		return exitUsage
+		return usageError(fs, "nothing written")
 	}
 	if *controller != "" && total.Selected == 0 {
-		return usageErr("--controller %s: no %s of that name in %s", *controller, phrase.Either(convert.Kinds),
+		return usageError(fs, "--controller %s: no %s of that name in %s", *controller, phrase.Either(convert.Kinds),
 			strings.Join(files, ", "))
 	}
 
@@ -122,8 +112,7 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 		_, err = stdout.Write(output)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "metascript convert: writing the output:", err)
-		return exitUsage
+		return usageError(fs, "writing the output: %v", err)
 	}
 	for _, f := range findings {
 		fmt.Fprintln(stderr, f)

@@ -54,6 +54,13 @@ func flagExit(err error) int {
 	return exitUsage
 }
 
+// usageError writes a message of the command to its flag set's output (stderr), prefixed
+// "metascript NAME: ", and returns exitUsage.
+func usageError(fs *flag.FlagSet, format string, a ...any) int {
+	fmt.Fprintf(fs.Output(), "metascript "+fs.Name()+": "+format+"\n", a...)
+	return exitUsage
+}
+
 // stringList is a repeatable string flag.
 type stringList []string
 

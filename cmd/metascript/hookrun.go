@@ -48,44 +48,40 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return flagExit(err)
 	}
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "metascript hook run: "+format+"\n", a...)
-		return exitUsage
-	}
 	switch {
 	case len(pos) > 0:
-		return usageErr("unexpected arguments %q", pos)
+		return usageError(fs, "unexpected arguments %q", pos)
 	case len(*files) == 0:
-		return usageErr("-f CONTROLLER.yaml is required")
+		return usageError(fs, "-f CONTROLLER.yaml is required")
 	case *reqFile == "":
-		return usageErr("--request REQUEST.(json|yaml) is required")
+		return usageError(fs, "--request REQUEST.(json|yaml) is required")
 	}
 	now, err := parseNow(*nowFlag)
 	if err != nil {
-		return usageErr("%v", err)
+		return usageError(fs, "%v", err)
 	}
 
 	set, err := readControllerFiles(*files)
 	if err != nil {
-		return usageErr("%v", err)
+		return usageError(fs, "%v", err)
 	}
 	ctrl, err := set.Find(*name)
 	if err != nil {
-		return usageErr("%s: %v", strings.Join(*files, ", "), err)
+		return usageError(fs, "%s: %v", strings.Join(*files, ", "), err)
 	}
 	if *hook == "" {
 		*hook = ctrl.Primary
 	}
 	if _, err := ctrl.Hook(*hook); err != nil {
-		return usageErr("%s: %v", ctrl.File, err)
+		return usageError(fs, "%s: %v", ctrl.File, err)
 	}
 	req, err := readRequest(*reqFile)
 	if err != nil {
-		return usageErr("--request %s: %v", *reqFile, err)
+		return usageError(fs, "--request %s: %v", *reqFile, err)
 	}
 	rt, err := offlineRuntime(now, budgets)
 	if err != nil {
-		return usageErr("%v", err)
+		return usageError(fs, "%v", err)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

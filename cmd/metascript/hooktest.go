@@ -51,13 +51,11 @@ func hookTest(args []string, stdout, stderr io.Writer) int {
 		return flagExit(err)
 	}
 	if len(files) == 0 {
-		fmt.Fprintln(stderr, "metascript hook test: no test files")
-		return exitUsage
+		return usageError(fs, "no test files")
 	}
 	if *run != "" {
 		if o.run, err = regexp.Compile(*run); err != nil {
-			fmt.Fprintf(stderr, "metascript hook test: --run: %v\n", err)
-			return exitUsage
+			return usageError(fs, "--run: %v", err)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

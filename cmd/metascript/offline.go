@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -26,6 +27,16 @@ const (
 	// malformed request).
 	exitUsage = 2
 )
+
+// unreadable reports a file that could not be read, `FILE: reason`, without the path that
+// os repeats in its error.
+func unreadable(path string, err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Sprintf("%s: %v", path, err)
+}
 
 // offlineRuntime is the engine's scripting runtime (every language adapter the engine has),
 // with the engine's budget flags and, when now is not zero, a clock fixed at now.

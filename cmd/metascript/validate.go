@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -49,8 +48,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	}
 	files := append(*fileFlag, pos...)
 	if len(files) == 0 {
-		fmt.Fprintln(stderr, "metascript validate: no files; use -f FILE")
-		return exitUsage
+		return usageError(fs, "no files; use -f FILE")
 	}
 
 	// Read every file first: a ConfigMap in one file may hold the source of a hook in another.
@@ -64,8 +62,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	// scripting defaults whatever the flags.
 	rt, err := offlineRuntime(time.Time{}, hookBudgetFlags{})
 	if err != nil {
-		fmt.Fprintln(stderr, "metascript validate:", err)
-		return exitUsage
+		return usageError(fs, "%v", err)
 	}
 	problems, controllers, hooksSeen := 0, 0, 0
 	report := func(line string) {
@@ -74,11 +71,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	}
 	for i, f := range read {
 		if f == nil {
-			var pe *os.PathError
-			if errors.As(readErrs[i], &pe) {
-				readErrs[i] = pe.Err
-			}
-			report(fmt.Sprintf("%s: %v", files[i], readErrs[i]))
+			report(unreadable(files[i], readErrs[i]))
 			continue
 		}
 		// Problems in document order: undecodable documents and controllers interleaved.
