@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,24 +9,27 @@ import (
 	"strings"
 
 	"metascript.dev/metascript/cmd/metascript/internal/convert"
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
+	"metascript.dev/metascript/engine/kinds"
 	"metascript.dev/metascript/scripting"
 )
 
-const convertUsage = `Usage: metascript convert [-f] FILE... [--inline starlark|javascript] [-o OUT]
+var convertUsage = `Usage: metascript convert [-f] FILE... [--inline starlark|javascript] [-o OUT]
 
-Rewrites Metacontroller manifests as Metascript's. Every CompositeController and
-DecoratorController of apiVersion metacontroller.k8s.io/v1alpha1 gets apiVersion
-metascript.dev/v1alpha1, without what the API server set on it (status, uid,
-resourceVersion, generation, creationTimestamp, managedFields, kubectl's
+Rewrites Metacontroller manifests as Metascript's: every controller resource of
+apiVersion metacontroller.k8s.io/v1alpha1 (a ` + phrase.Either(convert.Kinds) + `)
+gets apiVersion metascript.dev/v1alpha1, without what the API server set on it (status,
+uid, resourceVersion, generation, creationTimestamp, managedFields, kubectl's
 last-applied-configuration annotation). Other documents, Metascript controllers among them,
 are copied as written, in order. Files are YAML or JSON, several documents allowed; the
 items of a kind: List are converted one by one.
 
-With --inline, each webhook hook becomes an inline stub in that language: a function named
-after the hook, whose comments give the request it receives and the response it returns,
-and which fails with "fill me in" until it is written, so that the controller writes
-nothing meanwhile. The webhook's address stays in a comment. --hook and --controller narrow
-the webhooks replaced, in converted files too, to move hooks inline one at a time.
+With --inline, each webhook hook of those kinds, Metacontroller's or Metascript's, becomes
+an inline stub in that language: a function named after the hook, whose comments give the
+request it receives and the response it returns, and which fails with "fill me in" until it
+is written, so that the controller writes nothing meanwhile. The webhook's address stays in
+a comment. --hook and --controller narrow the webhooks replaced, to move hooks inline one at
+a time. A ` + phrase.Either(otherKinds()) + `, a kind Metacontroller does not have, keeps its webhooks.
 
 Comments inside a converted document are lost: it is decoded and encoded again
 (sigs.k8s.io/yaml keeps no comments), its keys in alphabetical order; the comments above it
@@ -46,39 +47,30 @@ Flags:
 
 // convertManifests is `metascript convert`.
 func convertManifests(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var files, hooks fileList
-	fs.Var(&files, "f", "file to convert (YAML or JSON, several documents allowed); repeatable; plain arguments are files too")
+	fs := newFlagSet("convert", convertUsage, stderr)
+	fileFlag := addFileFlag(fs, "file to convert (plain arguments are files too)")
+	var hooks stringList
 	inline := fs.String("inline", "", "replace webhook hooks by inline stubs in this language: starlark or javascript")
-	fs.Var(&hooks, "hook", "with --inline, replace only this hook's webhook: sync, finalize or customize; repeatable")
+	fs.Var(&hooks, "hook", "with --inline, replace only this hook's webhook: "+phrase.Either(convert.HookNames)+"; repeatable")
 	controller := fs.String("controller", "", "with --inline, replace only the webhooks of this controller: NAME, or KIND/NAME")
 	out := fs.String("o", "", "write the output to this file instead of stdout")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, convertUsage)
-		fs.PrintDefaults()
-	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
-	files = append(files, pos...)
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "metascript convert: "+format+"\n", a...)
-		return exitUsage
-	}
+	files := append(*fileFlag, pos...)
 	lang := scripting.Language(*inline)
 	switch {
 	case len(files) == 0:
-		return usageErr("no files; use -f FILE")
+		return usageError(fs, "no files; use -f FILE")
 	case lang != "" && lang != scripting.Starlark && lang != scripting.JavaScript:
-		return usageErr("--inline %q: want starlark or javascript", *inline)
+		return usageError(fs, "--inline %q: want starlark or javascript", *inline)
 	case lang == "" && (len(hooks) > 0 || *controller != ""):
-		return usageErr("--hook and --controller choose what --inline replaces; add --inline starlark or --inline javascript")
+		return usageError(fs, "--hook and --controller choose what --inline replaces; add --inline starlark or --inline javascript")
 	}
 	for _, h := range hooks {
 		if !slices.Contains(convert.HookNames, h) {
-			return usageErr("--hook %q: want one of %s", h, strings.Join(convert.HookNames, ", "))
+			return usageError(fs, "--hook %q: want one of %s", h, strings.Join(convert.HookNames, ", "))
 		}
 	}
 
@@ -90,11 +82,7 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 	for _, p := range files {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			fmt.Fprintf(stderr, "%s: %v\n", p, err)
+			fmt.Fprintln(stderr, unreadable(p, err))
 			failed = true
 			continue
 		}
@@ -110,12 +98,11 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 		total.Selected += r.Selected
 	}
 	if failed {
-		fmt.Fprintln(stderr, "metascript convert: nothing written")
-		return exitUsage
+		return usageError(fs, "nothing written")
 	}
 	if *controller != "" && total.Selected == 0 {
-		return usageErr("--controller %s: no CompositeController or DecoratorController of that name in %s",
-			*controller, strings.Join(files, ", "))
+		return usageError(fs, "--controller %s: no %s of that name in %s", *controller, phrase.Either(convert.Kinds),
+			strings.Join(files, ", "))
 	}
 
 	output := bytes.Join(docs, []byte("---\n"))
@@ -125,19 +112,23 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 		_, err = stdout.Write(output)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "metascript convert: writing the output:", err)
-		return exitUsage
+		return usageError(fs, "writing the output: %v", err)
 	}
 	for _, f := range findings {
 		fmt.Fprintln(stderr, f)
 	}
-	summary := plural(total.Converted, "controller") + " converted"
+	summary := phrase.Count(total.Converted, "controller") + " converted"
 	if lang != "" {
-		summary += ", " + plural(total.Stubs, string(lang)+" stub") + " written"
+		summary += ", " + phrase.Count(total.Stubs, string(lang)+" stub") + " written"
 	}
 	fmt.Fprintf(stderr, "%s, %d not converted\n", summary, len(findings))
 	if len(findings) > 0 {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// otherKinds are the controller kinds Metascript has and Metacontroller does not.
+func otherKinds() []string {
+	return slices.DeleteFunc(kinds.Names(), func(k string) bool { return slices.Contains(convert.Kinds, k) })
 }

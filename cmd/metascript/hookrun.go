@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
 	"metascript.dev/metascript/cmd/metascript/internal/hooktest"
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
@@ -18,14 +18,15 @@ import (
 // stdin is read by `--request -`.
 var stdin io.Reader = os.Stdin
 
-const hookRunUsage = `Usage: metascript hook run -f CONTROLLER.yaml [--hook HOOK] --request REQUEST.(json|yaml) [flags]
+var hookRunUsage = `Usage: metascript hook run -f CONTROLLER.yaml [--hook HOOK] --request REQUEST.(json|yaml) [flags]
 
-Builds one hook of a controller resource (CompositeController or DecoratorController)
-exactly as the engine does and calls it once with the request; prints the response as JSON
-on stdout. The hook's log lines and errors go to stderr. Webhook hooks are called too, at
-their url (a service address resolves only where cluster DNS does). A request without a
-controller field gets the controller resource.
+Builds one hook of a controller resource exactly as the engine does and calls it once with
+the request; prints the response as JSON on stdout. The hook's log lines and errors go to
+stderr. Webhook hooks are called too, at their url (a service address resolves only where
+cluster DNS does). A request without a controller field gets the controller resource.
 
+Controller kinds and their hooks (* the one called when --hook is not given):
+` + kindHooks(primary) + `
 Exit status: 0 the hook answered; 1 the hook failed (compile, runtime, budget, output or
 webhook error); 2 bad flags or input.
 
@@ -34,63 +35,53 @@ Flags:
 
 // hookRun is `metascript hook run`.
 func hookRun(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hook run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var files fileList
-	var defaults, ceilings budgetFlags
-	fs.Var(&files, "f", "controller resource file (YAML or JSON, several documents allowed); repeatable, e.g. for the file of a configMapRef source")
-	hook := fs.String("hook", "", "hook to call: sync, finalize, customize, map or tombstone (default: sync, or map for a MapController)")
+	fs := newFlagSet("hook run", hookRunUsage, stderr)
+	files := addFileFlag(fs, "controller resource file, or a file of the ConfigMaps and Secrets it names")
+	var budgets hookBudgetFlags
+	hook := fs.String("hook", "", "hook to call: "+hookNames()+" (default: the controller kind's hook marked * above)")
 	reqFile := fs.String("request", "", "request file (YAML or JSON); - reads stdin")
 	name := fs.String("controller", "", "controller name, when the files hold several; KIND/NAME (e.g. decoratorcontroller/NAME) when two kinds share it")
 	nowFlag := fs.String("now", "", "fix the clock hooks read (RFC 3339), for repeatable output")
 	compact := fs.Bool("compact", false, "print the response on one line")
-	addBudgetFlags(fs, &defaults, &ceilings)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, hookRunUsage)
-		fs.PrintDefaults()
-	}
+	budgets.register(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "metascript hook run: "+format+"\n", a...)
-		return exitUsage
-	}
 	switch {
 	case len(pos) > 0:
-		return usageErr("unexpected arguments %q", pos)
-	case len(files) == 0:
-		return usageErr("-f CONTROLLER.yaml is required")
+		return usageError(fs, "unexpected arguments %q", pos)
+	case len(*files) == 0:
+		return usageError(fs, "-f CONTROLLER.yaml is required")
 	case *reqFile == "":
-		return usageErr("--request REQUEST.(json|yaml) is required")
+		return usageError(fs, "--request REQUEST.(json|yaml) is required")
 	}
 	now, err := parseNow(*nowFlag)
 	if err != nil {
-		return usageErr("%v", err)
+		return usageError(fs, "%v", err)
 	}
 
-	set, err := readControllerFiles(files)
+	set, err := readControllerFiles(*files)
 	if err != nil {
-		return usageErr("%v", err)
+		return usageError(fs, "%v", err)
 	}
 	ctrl, err := set.Find(*name)
 	if err != nil {
-		return usageErr("%s: %v", strings.Join(files, ", "), err)
+		return usageError(fs, "%s: %v", strings.Join(*files, ", "), err)
 	}
 	if *hook == "" {
 		*hook = ctrl.Primary
 	}
 	if _, err := ctrl.Hook(*hook); err != nil {
-		return usageErr("%s: %v", ctrl.File, err)
+		return usageError(fs, "%s: %v", ctrl.File, err)
 	}
 	req, err := readRequest(*reqFile)
 	if err != nil {
-		return usageErr("--request %s: %v", *reqFile, err)
+		return usageError(fs, "--request %s: %v", *reqFile, err)
 	}
-	rt, err := offlineRuntime(now, defaults, ceilings)
+	rt, err := offlineRuntime(now, budgets)
 	if err != nil {
-		return usageErr("%v", err)
+		return usageError(fs, "%v", err)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -159,4 +150,16 @@ func readRequest(path string) (map[string]any, error) {
 		return nil, fmt.Errorf("expected the request object, got %s", hooktest.Render(v))
 	}
 	return req, nil
+}
+
+// parseNow reads --now, an RFC 3339 time; empty means none.
+func parseNow(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--now: want an RFC 3339 time such as 2025-01-02T03:04:05Z: %v", err)
+	}
+	return t, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,13 +14,16 @@ import (
 	"metascript.dev/metascript/engine/hooks"
 )
 
-const hookTestUsage = `Usage: metascript hook test [flags] FILE...
+var hookTestUsage = `Usage: metascript hook test [flags] FILE...
 
 Runs the hook test cases of each test FILE (the format is in docs/hook-testing.md): builds the
 hooks of the controller the file names as the engine does, calls them with each case's
 request and checks the response. Prints PASS or FAIL per case, under a failing case what
 differs and the hook's log lines, and finally "N passed, N failed".
 
+Controller kinds and their hooks (* the one a case calls when neither it nor its file
+names a hook):
+` + kindHooks(primary) + `
 Exit status: 0 every case passed; 1 a case failed or a test file could not be used; 2 bad
 flags or no files.
 
@@ -32,35 +34,28 @@ Flags:
 const maxFailureLines = 40
 
 type hookTestOptions struct {
-	run                *regexp.Regexp
-	verbose            bool
-	defaults, ceilings budgetFlags
+	run     *regexp.Regexp
+	verbose bool
+	budgets hookBudgetFlags
 }
 
 // hookTest is `metascript hook test`.
 func hookTest(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hook test", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("hook test", hookTestUsage, stderr)
 	var o hookTestOptions
 	run := fs.String("run", "", "run only the cases whose name matches this regular expression")
 	fs.BoolVar(&o.verbose, "v", false, "print the hook's log lines for passing cases too")
-	addBudgetFlags(fs, &o.defaults, &o.ceilings)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, hookTestUsage)
-		fs.PrintDefaults()
-	}
+	o.budgets.register(fs)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
 	if len(files) == 0 {
-		fmt.Fprintln(stderr, "metascript hook test: no test files")
-		return exitUsage
+		return usageError(fs, "no test files")
 	}
 	if *run != "" {
 		if o.run, err = regexp.Compile(*run); err != nil {
-			fmt.Fprintf(stderr, "metascript hook test: --run: %v\n", err)
-			return exitUsage
+			return usageError(fs, "--run: %v", err)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -105,7 +100,7 @@ func runSuite(ctx context.Context, path string, o *hookTestOptions, out io.Write
 	if err != nil {
 		return fileFailed(fmt.Errorf("controller %s: %v", s.ControllerPath(), err))
 	}
-	rt, err := offlineRuntime(s.NowTime, o.defaults, o.ceilings)
+	rt, err := offlineRuntime(s.NowTime, o.budgets)
 	if err != nil {
 		return fileFailed(err)
 	}

@@ -6,7 +6,7 @@
 //	metascript validate -f FILE...               compile every hook of every controller in FILEs
 //	metascript convert -f FILE...                rewrite Metacontroller manifests as Metascript's
 //
-// This file holds flags and wiring only; the work is in engine/ and scripting/.
+// This file dispatches to the commands; the work is in engine/ and scripting/.
 package main
 
 import (
@@ -14,7 +14,7 @@ import (
 	"os"
 )
 
-const usage = `metascript — controllers as custom resources with inline Starlark and JavaScript hooks
+var usage = `metascript — controllers as custom resources with inline Starlark and JavaScript hooks
 
 Usage:
   metascript run [flags]                                       run the engine
@@ -24,6 +24,8 @@ Usage:
   metascript convert -f FILE... [--inline starlark|javascript] [-o OUT]
                                                                Metacontroller manifests to Metascript's
 
+Controller kinds and their hooks (* the hook called for a parent that is not finalizing):
+` + kindHooks(primary) + `
 Run 'metascript <command> -h' for the flags of a command.
 `
 

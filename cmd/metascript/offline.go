@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -28,60 +28,28 @@ const (
 	exitUsage = 2
 )
 
-// fileList is a repeatable -f flag.
-type fileList []string
-
-func (l *fileList) String() string     { return strings.Join(*l, ",") }
-func (l *fileList) Set(v string) error { *l = append(*l, v); return nil }
-
-// parseInterspersed parses flags that may come before, between or after positional
-// arguments, and returns the positional ones; "--" ends flag parsing.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		// flag.Parse stops at the first positional argument, or after a "--" it consumed.
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
+// unreadable reports a file that could not be read, `FILE: reason`, without the path that
+// os repeats in its error.
+func unreadable(path string, err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
 	}
+	return fmt.Sprintf("%s: %v", path, err)
 }
 
 // offlineRuntime is the engine's scripting runtime (every language adapter the engine has),
 // with the engine's budget flags and, when now is not zero, a clock fixed at now.
-func offlineRuntime(now time.Time, defaults, ceilings budgetFlags) (*scripting.Runtime, error) {
-	d, err := defaults.budget()
+func offlineRuntime(now time.Time, budgets hookBudgetFlags) (*scripting.Runtime, error) {
+	d, c, err := budgets.parse()
 	if err != nil {
-		return nil, fmt.Errorf("--hook-max-memory: %w", err)
-	}
-	c, err := ceilings.budget()
-	if err != nil {
-		return nil, fmt.Errorf("--ceiling-hook-max-memory: %w", err)
+		return nil, err
 	}
 	opts := scripting.Options{Defaults: d, Ceilings: c}
 	if !now.IsZero() {
 		opts.Now = func() time.Time { return now }
 	}
 	return engine.NewRuntime(opts), nil
-}
-
-// parseNow reads an RFC 3339 time; empty means none.
-func parseNow(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("--now: want an RFC 3339 time such as 2025-01-02T03:04:05Z: %v", err)
-	}
-	return t, nil
 }
 
 // offlineObjects are the ConfigMaps and Secrets of the given files: where hook sources and
@@ -153,15 +121,6 @@ func describe(err error) string {
 		}
 	}
 	return b.String()
-}
-
-// flagExit is the exit code after a flag parse error: -h asked for help, anything else is
-// a usage error (the flag package has printed it).
-func flagExit(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	return exitUsage
 }
 
 // located formats an error of one part of a controller (hooks.sync, script.starlark, spec)

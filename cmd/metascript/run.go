@@ -3,23 +3,22 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"metascript.dev/metascript/engine"
-	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/engine/kinds"
 )
 
 // engineFlags are the flags of `metascript run`.
@@ -33,47 +32,23 @@ type engineFlags struct {
 	pprofAddr      string
 	logLevel       string
 	cacheSize      int
-	defaults       budgetFlags
-	ceilings       budgetFlags
+	budgets        hookBudgetFlags
 	shutdownGrace  time.Duration
 	statusInterval time.Duration
 }
 
-type budgetFlags struct {
-	timeout    time.Duration
-	steps      uint64
-	stackDepth int
-	memory     string
-}
+var runUsage = `Usage: metascript run [flags]
 
-func (b budgetFlags) budget() (scripting.Budget, error) {
-	out := scripting.Budget{Timeout: b.timeout, MaxSteps: b.steps, MaxStackDepth: b.stackDepth}
-	if b.memory != "" {
-		q, err := resource.ParseQuantity(b.memory)
-		if err != nil {
-			return out, fmt.Errorf("memory %q: %w", b.memory, err)
-		}
-		out.MaxMemory = q.Value()
-	}
-	return out, nil
-}
+Runs the engine against a cluster (--kubeconfig, or the in-cluster config): every controller
+resource (` + strings.Join(kinds.Names(), ", ") + `)
+becomes a running controller, until SIGINT or SIGTERM.
 
-// addBudgetFlags registers the hook budget flags. The offline commands share them with `run`
-// so that a hook runs offline under the budgets it gets in the engine.
-func addBudgetFlags(fs *flag.FlagSet, defaults, ceilings *budgetFlags) {
-	fs.DurationVar(&defaults.timeout, "hook-timeout", 2*time.Second, "default wall-clock budget of one hook invocation")
-	fs.Uint64Var(&defaults.steps, "hook-max-steps", 10_000_000, "default Starlark step budget")
-	fs.IntVar(&defaults.stackDepth, "hook-max-stack-depth", 200, "default call-stack depth budget")
-	fs.StringVar(&defaults.memory, "hook-max-memory", "64Mi", "default memory budget of one invocation")
-	fs.DurationVar(&ceilings.timeout, "ceiling-hook-timeout", 30*time.Second, "largest wall-clock budget a controller may ask for")
-	fs.Uint64Var(&ceilings.steps, "ceiling-hook-max-steps", 1_000_000_000, "largest Starlark step budget a controller may ask for")
-	fs.IntVar(&ceilings.stackDepth, "ceiling-hook-max-stack-depth", 1000, "largest call-stack depth a controller may ask for")
-	fs.StringVar(&ceilings.memory, "ceiling-hook-max-memory", "512Mi", "largest memory budget a controller may ask for")
-}
+Flags:
+`
 
 func parseEngineFlags(args []string) (*engineFlags, error) {
 	f := &engineFlags{}
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := newFlagSet("run", runUsage, os.Stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; in-cluster config when empty")
 	fs.IntVar(&f.workers, "workers", 4, "reconcile workers per controller")
 	fs.Float64Var(&f.qps, "qps", 50, "API client queries per second")
@@ -83,7 +58,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	fs.StringVar(&f.pprofAddr, "pprof-addr", "", "address of net/http/pprof's /debug/pprof/; empty (the default) disables")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&f.cacheSize, "compile-cache-size", 512, "compiled programs kept in memory")
-	addBudgetFlags(fs, &f.defaults, &f.ceilings)
+	f.budgets.register(fs)
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight reconciles may run after SIGTERM")
 	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "how often controller status counts are refreshed")
 	if err := fs.Parse(args); err != nil {
@@ -95,7 +70,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 func runEngine(args []string) int {
 	f, err := parseEngineFlags(args)
 	if err != nil {
-		return 2
+		return flagExit(err)
 	}
 	log, err := newLogger(f.logLevel)
 	if err != nil {
@@ -134,13 +109,9 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 	}
 	cfg.QPS, cfg.Burst = float32(f.qps), f.burst
 	cfg.UserAgent = "metascript"
-	defaults, err := f.defaults.budget()
+	defaults, ceilings, err := f.budgets.parse()
 	if err != nil {
-		return fmt.Errorf("--hook-max-memory: %w", err)
-	}
-	ceilings, err := f.ceilings.budget()
-	if err != nil {
-		return fmt.Errorf("--ceiling-hook-max-memory: %w", err)
+		return err
 	}
 	eng, err := engine.New(engine.Options{
 		Config:         cfg,

@@ -3,33 +3,35 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/scripting"
 )
 
-const validateUsage = `Usage: metascript validate [-f] FILE...
+var validateUsage = `Usage: metascript validate [-f] FILE...
 
-Compiles every hook of every controller resource (CompositeController, DecoratorController)
-in the files, and the controllers' shared scripts, as the engine would, and checks what the CRD schema cannot: that a hook's function
+Compiles every hook of every controller resource in the files, and the controllers' shared
+scripts, as the engine would, and checks what the CRD schema cannot: that a hook's function
 exists in its source, that an inline hook without source has a shared script to call, that
 sources kept in ConfigMaps, and the Secrets and ConfigMaps a webhook's caBundle,
 authorization, basicAuth or clientTLS name, are found and usable (pass the files that hold
-them). Hooks are not called.
+them), and that the hooks a controller's kind requires are defined. Hooks are not called.
 
+Controller kinds and their hooks (* required):
+` + kindHooks(required) + `
 Each problem is one line on stdout:
   FILE: KIND/NAME hooks.sync: LINE:COL: message
-(KIND/NAME as compositecontroller/NAME or decoratorcontroller/NAME) where LINE:COL is the
-position in the hook's source; a summary line follows.
+where KIND/NAME is one of
+  ` + kindRefs() + `
+and LINE:COL is the position in the hook's source; a summary line follows.
 
 Exit status: 0 no problem; 1 a problem was found; 2 bad flags or no files.
 
@@ -38,22 +40,15 @@ Flags:
 
 // validate is `metascript validate`.
 func validate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var files fileList
-	fs.Var(&files, "f", "file to validate (YAML or JSON, several documents allowed); repeatable; plain arguments are files too")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, validateUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("validate", validateUsage, stderr)
+	fileFlag := addFileFlag(fs, "file to validate (plain arguments are files too)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
-	files = append(files, pos...)
+	files := append(*fileFlag, pos...)
 	if len(files) == 0 {
-		fmt.Fprintln(stderr, "metascript validate: no files; use -f FILE")
-		return exitUsage
+		return usageError(fs, "no files; use -f FILE")
 	}
 
 	// Read every file first: a ConfigMap in one file may hold the source of a hook in another.
@@ -65,10 +60,9 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	set := manifest.NewSet(slices.DeleteFunc(slices.Clone(read), func(f *manifest.File) bool { return f == nil })...)
 	// Compile only: the clock and budgets do not matter, and top levels run under the
 	// scripting defaults whatever the flags.
-	rt, err := offlineRuntime(time.Time{}, budgetFlags{}, budgetFlags{})
+	rt, err := offlineRuntime(time.Time{}, hookBudgetFlags{})
 	if err != nil {
-		fmt.Fprintln(stderr, "metascript validate:", err)
-		return exitUsage
+		return usageError(fs, "%v", err)
 	}
 	problems, controllers, hooksSeen := 0, 0, 0
 	report := func(line string) {
@@ -77,11 +71,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	}
 	for i, f := range read {
 		if f == nil {
-			var pe *os.PathError
-			if errors.As(readErrs[i], &pe) {
-				readErrs[i] = pe.Err
-			}
-			report(fmt.Sprintf("%s: %v", files[i], readErrs[i]))
+			report(unreadable(files[i], readErrs[i]))
 			continue
 		}
 		// Problems in document order: undecodable documents and controllers interleaved.
@@ -109,26 +99,22 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		report(fmt.Sprintf("%s: no controller resource (%s) found", strings.Join(files, ", "),
 			strings.Join(manifest.Kinds, ", ")))
 	}
-	fmt.Fprintf(stdout, "%s, %s, %s\n", plural(controllers, "controller"), plural(hooksSeen, "hook"), plural(problems, "problem"))
+	fmt.Fprintf(stdout, "%s, %s, %s\n", phrase.Count(controllers, "controller"), phrase.Count(hooksSeen, "hook"),
+		phrase.Count(problems, "problem"))
 	if problems > 0 {
 		return exitFailed
 	}
 	return exitOK
 }
 
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// checkController returns one line per problem of c, shared scripts first, then hooks in
-// the order sync, finalize, customize.
+// checkController returns one line per problem of c: required hooks that are missing,
+// shared scripts, then hooks in the order the engine builds them.
 func checkController(ctx context.Context, rt *scripting.Runtime, objs offlineObjects, c *manifest.Controller) []string {
 	var out []string
-	if _, err := c.Hook(c.Primary); err != nil {
-		out = append(out, located(c, "hooks", fmt.Errorf("hooks.%s is required", c.Primary)))
+	for _, h := range c.Descriptor.Hooks {
+		if _, err := c.Hook(h.Name); h.Required && err != nil {
+			out = append(out, located(c, "hooks", fmt.Errorf("hooks.%s is required", h.Name)))
+		}
 	}
 	// A shared script is compiled on its own, so that an error in it is reported once and
 	// even when no hook calls it yet.
@@ -182,9 +168,8 @@ func checkForm(h *v1alpha1.Hook) error {
 	if h.Webhook != nil {
 		forms = append(forms, "webhook")
 	}
-	if len(forms) != 1 {
-		return fmt.Errorf("exactly one of starlark, javascript or webhook must be set, got %d%s", len(forms),
-			listForms(forms))
+	if err := phrase.ExactlyOne([]string{"starlark", "javascript", "webhook"}, forms); err != nil {
+		return err
 	}
 	if w := h.Webhook; w != nil && w.URL != nil {
 		u, err := url.Parse(*w.URL)
@@ -196,13 +181,6 @@ func checkForm(h *v1alpha1.Hook) error {
 		}
 	}
 	return nil
-}
-
-func listForms(f []string) string {
-	if len(f) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(f, ", ") + ")"
 }
 
 // compileShared compiles a controller's shared script under the name hooks.Build uses, so

@@ -1,8 +1,8 @@
 // Package convert rewrites Metacontroller manifests as Metascript's: the apiVersion of every
-// CompositeController and DecoratorController, optionally their webhook hooks as inline
-// stubs, and a report of what Metascript cannot take. It works on decoded documents, so a
-// document it rewrites keeps only the comments above it; every other document is copied as
-// written.
+// controller resource of Metacontroller's kinds (Kinds), optionally their webhook hooks as
+// inline stubs, and a report of what Metascript cannot take. It works on decoded documents,
+// so a document it rewrites keeps only the comments above it; every other document is
+// copied as written.
 package convert
 
 import (
@@ -21,14 +21,16 @@ import (
 // MetacontrollerAPI is the apiVersion of the controller resources File rewrites.
 const MetacontrollerAPI = "metacontroller.k8s.io/v1alpha1"
 
-// HookNames are the hooks a CompositeController and a DecoratorController define, in the
-// order the engine builds them.
-var HookNames = []string{"sync", "finalize", "customize"}
+// Kinds are the controller kinds File converts: Metacontroller's, which Metascript has too.
+var Kinds = []string{"CompositeController", "DecoratorController"}
+
+// HookNames are the hooks of Kinds, each once, in the order the engine builds them.
+var HookNames = manifest.HookNames(Kinds)
 
 // Options say what File does besides rewriting the apiVersion.
 type Options struct {
 	// Inline, when set, replaces every webhook hook by an inline stub in this language, in
-	// Metacontroller's controllers and Metascript's alike.
+	// controllers of Kinds, Metacontroller's and Metascript's alike.
 	Inline scripting.Language
 	// Hooks narrows Inline to these hooks; empty means every hook.
 	Hooks []string
@@ -131,17 +133,13 @@ func (c *converter) value(at path, v any) bool {
 			changed = c.value(at.with("items", i), it) || changed
 		}
 		return changed
-	case isController(kind) && (apiVersion == MetacontrollerAPI || apiVersion == v1alpha1.GroupVersion.String()):
+	case slices.Contains(Kinds, kind) && (apiVersion == MetacontrollerAPI || apiVersion == v1alpha1.GroupVersion.String()):
 		return c.controller(at, kind, obj)
 	case strings.HasPrefix(apiVersion, "metacontroller.k8s.io/"):
 		c.report(at, ref(kind, obj), nil, "copied unchanged: Metascript has no such kind; "+
-			"only CompositeControllers and DecoratorControllers are converted")
+			"only "+strings.Join(Kinds, "s and ")+"s are converted")
 	}
 	return false
-}
-
-func isController(kind string) bool {
-	return kind == "CompositeController" || kind == "DecoratorController"
 }
 
 // controller converts the controller resource obj of the given kind.

@@ -8,13 +8,16 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/reconcile"
 )
 
 // Assertion checks one value of a hook response. Path uses the syntax of Path; exactly one
 // check is set:
 //
-//	equals: V      the value equals V as a JSON value (null included)
+//	equals: V      the value equals V as the engine compares JSON values (null included;
+//	               numbers by value, so 3 equals 3.0)
 //	exists: B      the path is present (true) or absent (false)
 //	length: N      a list's items, an object's keys or a string's characters number N
 //	contains: V    a string holds the substring V; a list holds an item equal to V; an object
@@ -65,18 +68,10 @@ func (a *Assertion) compile() error {
 			return fmt.Errorf("matches: %v", err)
 		}
 	}
-	if len(set) != 1 {
-		return fmt.Errorf("path %s: exactly one of equals, exists, length, contains or matches must be set, got %d%s",
-			a.Path, len(set), listed(set))
+	if err := phrase.ExactlyOne([]string{"equals", "exists", "length", "contains", "matches"}, set); err != nil {
+		return fmt.Errorf("path %s: %w", a.Path, err)
 	}
 	return nil
-}
-
-func listed(s []string) string {
-	if len(s) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(s, ", ") + ")"
 }
 
 // Check returns nil when the assertion holds on doc, else an error that says what was found.
@@ -97,13 +92,13 @@ func (a *Assertion) Check(doc any) error {
 	}
 	switch {
 	case a.Equals != nil:
-		if !Equal(a.equals, v) {
+		if !reconcile.SameJSON(a.equals, v) {
 			return fmt.Errorf("%s: want %s, got %s", where, Render(a.equals), Render(v))
 		}
 	case a.Length != nil:
 		n, ok := length(v)
 		if !ok {
-			return fmt.Errorf("%s: want length %d, but it is %s %s", where, *a.Length, describeType(v), Render(v))
+			return fmt.Errorf("%s: want length %d, but it is %s %s", where, *a.Length, phrase.TypeOf(v), Render(v))
 		}
 		if n != *a.Length {
 			return fmt.Errorf("%s: want length %d, got %d: %s", where, *a.Length, n, Render(v))
@@ -146,7 +141,7 @@ func contains(where string, v, want any) error {
 		}
 	case []any:
 		for _, item := range t {
-			if Equal(item, want) {
+			if reconcile.SameJSON(item, want) {
 				return nil
 			}
 		}
@@ -158,7 +153,7 @@ func contains(where string, v, want any) error {
 		}
 		for k, wv := range sub {
 			gv, ok := t[k]
-			if !ok || !Equal(wv, gv) {
+			if !ok || !reconcile.SameJSON(wv, gv) {
 				return fmt.Errorf("%s: want %s: %s, got %s", where, quoteKey(k), Render(wv), Render(t))
 			}
 		}

@@ -13,7 +13,9 @@ func TestAssertions(t *testing.T) {
 			map[string]any{"kind": "ConfigMap", "metadata": map[string]any{"name": "web-a", "labels": map[string]any{"app": "web", "tier": "fe"}}},
 			map[string]any{"kind": "Secret", "metadata": map[string]any{"name": "web-b"}},
 		},
-		"status":    map[string]any{"ready": true, "phase": nil, "replicas": int64(3), "msg": "héllo"},
+		"status": map[string]any{"ready": true, "phase": nil, "replicas": int64(3), "msg": "héllo"},
+		// Integral numbers as floats, as a Starlark hook returns 3.0 or a webhook answers 3.0.
+		"scale":     map[string]any{"replicas": float64(3), "steps": []any{float64(1), 2.5}},
 		"finalized": false,
 	}
 	tests := []struct {
@@ -22,6 +24,11 @@ func TestAssertions(t *testing.T) {
 	}{
 		{`{path: "children[0].metadata.name", equals: web-a}`, ""},
 		{`{path: status.replicas, equals: 3.0}`, ""},
+		{`{path: scale.replicas, equals: 3}`, ""},
+		{`{path: scale.replicas, equals: 4}`, `scale.replicas: want 4, got 3`},
+		{`{path: scale.steps, equals: [1, 2.5]}`, ""},
+		{`{path: scale.steps, contains: 1}`, ""},
+		{`{path: scale, contains: {replicas: 3}}`, ""},
 		{`{path: status.phase, equals: null}`, ""},
 		{`{path: status.ready, equals: "true"}`, `status.ready: want "true", got true`},
 		{`{path: status.gone, equals: null}`, `status.gone: status has no field gone`},
@@ -45,7 +52,7 @@ func TestAssertions(t *testing.T) {
 		{`{path: "children[1].metadata.name", matches: "^web-[ab]$"}`, ""},
 		{`{path: "children[1].metadata.name", matches: "^db"}`, `"web-b" does not match "^db"`},
 		{`{path: status.replicas, matches: "3"}`, `want a string matching "3", got 3`},
-		{`{path: "", length: 3}`, ""},
+		{`{path: "", length: 4}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.assertion, func(t *testing.T) {

@@ -5,58 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
+	"metascript.dev/metascript/engine/reconcile"
 )
-
-// Equal compares two JSON-shaped values as JSON values: objects by their keys whatever the
-// order, numbers by value (1 equals 1.0, int64 or float64 alike).
-func Equal(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !Equal(xv, yv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !Equal(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	if xn, ok := number(a); ok {
-		yn, ok := number(b)
-		return ok && xn == yn
-	}
-	return a == b
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	}
-	return 0, false
-}
 
 // Diff lists the differences between want and got, one line per differing path, in a stable
 // order: `children[0].metadata.name: want "a", got "b"`, `status.ready: missing (want true)`,
-// `children[2]: unexpected {"kind":"Secret",...}`. It returns nil when Equal(want, got).
+// `children[2]: unexpected {"kind":"Secret",...}`. It returns nil when want and got are equal
+// as the engine compares JSON values (reconcile.SameJSON: numbers by value, so 2 and 2.0 are
+// equal).
 func Diff(want, got any) []string {
 	var out []string
 	diff(Path{}, want, got, &out)
@@ -100,7 +58,7 @@ func diff(at Path, want, got any, out *[]string) {
 			break
 		}
 		if len(w) != len(g) {
-			*out = append(*out, fmt.Sprintf("%s: want %s, got %d", where, items(len(w)), len(g)))
+			*out = append(*out, fmt.Sprintf("%s: want %s, got %d", where, phrase.Count(len(w), "item"), len(g)))
 		}
 		for i := 0; i < max(len(w), len(g)); i++ {
 			switch {
@@ -114,16 +72,9 @@ func diff(at Path, want, got any, out *[]string) {
 		}
 		return
 	}
-	if !Equal(want, got) {
+	if !reconcile.SameJSON(want, got) {
 		*out = append(*out, fmt.Sprintf("%s: want %s, got %s", where, Render(want), Render(got)))
 	}
-}
-
-func items(n int) string {
-	if n == 1 {
-		return "1 item"
-	}
-	return fmt.Sprintf("%d items", n)
 }
 
 // renderLimit keeps one rendered value to a readable line.
@@ -142,23 +93,4 @@ func Render(v any) string {
 		return s[:renderLimit] + "…"
 	}
 	return s
-}
-
-// describeType names a value's JSON type for messages.
-func describeType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case int64, float64, int:
-		return "a number"
-	}
-	return fmt.Sprintf("%T", v)
 }

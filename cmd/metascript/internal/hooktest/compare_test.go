@@ -3,15 +3,23 @@ package hooktest
 import (
 	"strings"
 	"testing"
+
+	"metascript.dev/metascript/engine/reconcile"
 )
 
-func TestEqual(t *testing.T) {
+// TestDiffEqualsAsTheEngine: Diff finds no difference exactly where the engine finds two
+// values the same, so that a case passes when the engine would take the response as the one
+// it expects.
+func TestDiffEqualsAsTheEngine(t *testing.T) {
 	tests := []struct {
 		name string
 		a, b any
 		want bool
 	}{
 		{"int and float of one value", int64(1), 1.0, true},
+		{"Go int and float of one value", 3, 3.0, true},
+		{"int and float in an object", map[string]any{"replicas": int64(2)}, map[string]any{"replicas": 2.0}, true},
+		{"ints and floats in a list", []any{int64(1), 2.5}, []any{1.0, 2.5}, true},
 		{"different numbers", int64(1), 1.5, false},
 		{"number and string", int64(1), "1", false},
 		{"objects in any key order", map[string]any{"a": int64(1), "b": "x"}, map[string]any{"b": "x", "a": 1.0}, true},
@@ -25,11 +33,13 @@ func TestEqual(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Equal(tt.a, tt.b); got != tt.want {
-				t.Errorf("Equal(%s, %s) = %v", Render(tt.a), Render(tt.b), got)
+			if engine := reconcile.SameJSON(tt.a, tt.b); engine != tt.want {
+				t.Fatalf("reconcile.SameJSON(%s, %s) = %v; the table is wrong", Render(tt.a), Render(tt.b), engine)
 			}
-			if got := Equal(tt.b, tt.a); got != tt.want {
-				t.Errorf("Equal is not symmetric for %s, %s", Render(tt.a), Render(tt.b))
+			for _, pair := range [][2]any{{tt.a, tt.b}, {tt.b, tt.a}} {
+				if d := Diff(pair[0], pair[1]); (len(d) == 0) != tt.want {
+					t.Errorf("Diff(%s, %s) = %q, want equal %v", Render(pair[0]), Render(pair[1]), d, tt.want)
+				}
 			}
 		})
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 )
 
 // Path locates a value in a JSON-shaped document. Its syntax, a subset of JSONPath:
@@ -120,7 +122,7 @@ func (p Path) Lookup(doc any) (v any, found bool, missing string) {
 		if st.isIndex {
 			l, ok := v.([]any)
 			if !ok {
-				return nil, false, fmt.Sprintf("%s is %s, not a list", at, describeType(v))
+				return nil, false, fmt.Sprintf("%s is %s, not a list", at, phrase.TypeOf(v))
 			}
 			idx := st.index
 			if idx < 0 {
@@ -134,7 +136,7 @@ func (p Path) Lookup(doc any) (v any, found bool, missing string) {
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, false, fmt.Sprintf("%s is %s, not an object", at, describeType(v))
+			return nil, false, fmt.Sprintf("%s is %s, not an object", at, phrase.TypeOf(v))
 		}
 		if v, ok = m[st.key]; !ok {
 			return nil, false, fmt.Sprintf("%s has no field %s", at, quoteKey(st.key))

@@ -6,7 +6,8 @@
 //	controller: ../controllers/bundle.yaml   # required; relative to this file
 //	controllerName: bundle                  # when that file holds several controllers; KIND/NAME
 //	                                        # when controllers of two kinds share the name
-//	hook: sync                              # default hook of the cases; default sync
+//	hook: sync                              # default hook of the cases; default: the
+//	                                        # controller's primary hook (sync, or map)
 //	now: "2025-01-02T03:04:05Z"             # the clock hooks read (stdlib time); default: real time
 //	cases:
 //	- name: two items make two ConfigMaps   # default "case N"
@@ -14,7 +15,8 @@
 //	  request:                              # the hook request, inline ...
 //	    parent: {...}
 //	  requestFile: requests/two.yaml        # ... or from a file relative to this one
-//	  response: {...}                       # the whole response, compared as JSON values
+//	  response: {...}                       # the whole response, compared as the engine
+//	                                        # compares JSON values
 //	  responseFile: responses/two.json      # ... or from a file
 //	  assert:                               # checks of single values (see Assertion)
 //	  - {path: children, length: 2}
@@ -40,9 +42,11 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/engine/hooks"
 )
 
@@ -146,7 +150,7 @@ func (c *Case) load(dir string) error {
 	}
 	var ok bool
 	if c.request, ok = req.(map[string]any); !ok {
-		return fmt.Errorf("request: expected an object, got %s", describeType(req))
+		return fmt.Errorf("request: expected an object, got %s", phrase.TypeOf(req))
 	}
 	if c.response, err = value("response", c.Response, c.ResponseFile, dir); err != nil {
 		return err
@@ -204,25 +208,7 @@ func DecodeValue(data []byte) (any, error) {
 
 // NewRequest returns a fresh copy of the case's request, so that a run cannot alter the case.
 func (c *Case) NewRequest() map[string]any {
-	return deepCopy(c.request).(map[string]any)
-}
-
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, e := range t {
-			l[i] = deepCopy(e)
-		}
-		return l
-	}
-	return v
+	return runtime.DeepCopyJSON(c.request)
 }
 
 // Check returns why the case failed given the hook's response or error; none when it passed.

@@ -15,11 +15,9 @@ import (
 type ConfigMaps map[string]map[string]string
 
 func (m ConfigMaps) add(obj map[string]any) error {
-	meta, _ := obj["metadata"].(map[string]any)
-	name, _ := meta["name"].(string)
-	ns, _ := meta["namespace"].(string)
-	if name == "" {
-		return errors.New("ConfigMap: metadata.name is required")
+	key, name, err := objectKey("ConfigMap", obj)
+	if err != nil {
+		return err
 	}
 	data := map[string]string{}
 	raw, _ := obj["data"].(map[string]any)
@@ -30,17 +28,14 @@ func (m ConfigMaps) add(obj map[string]any) error {
 		}
 		data[k] = s
 	}
-	m[ns+"/"+name] = data
+	m[key] = data
 	return nil
 }
 
 // ConfigMapKey returns the value of ref's key. A ConfigMap written without a namespace
 // matches a reference from any namespace, as `kubectl apply -n` would place it.
 func (m ConfigMaps) ConfigMapKey(_ context.Context, ref v1alpha1.ConfigMapKeyRef) (string, error) {
-	data, ok := m[ref.Namespace+"/"+ref.Name]
-	if !ok {
-		data, ok = m["/"+ref.Name]
-	}
+	data, ok := find(m, ref.Namespace, ref.Name)
 	if !ok {
 		return "", fmt.Errorf("source in ConfigMap %s/%s is not in the given files; pass the file that holds it",
 			ref.Namespace, ref.Name)
@@ -50,4 +45,26 @@ func (m ConfigMaps) ConfigMapKey(_ context.Context, ref v1alpha1.ConfigMapKeyRef
 		return "", fmt.Errorf("ConfigMap %s/%s has no key %q", ref.Namespace, ref.Name, ref.Key)
 	}
 	return v, nil
+}
+
+// objectKey is where ConfigMaps and Secrets keep the data of obj, a resource of kind:
+// "namespace/name", or "/name" for one written without a namespace.
+func objectKey(kind string, obj map[string]any) (key, name string, err error) {
+	meta, _ := obj["metadata"].(map[string]any)
+	name, _ = meta["name"].(string)
+	ns, _ := meta["namespace"].(string)
+	if name == "" {
+		return "", "", errors.New(kind + ": metadata.name is required")
+	}
+	return ns + "/" + name, name, nil
+}
+
+// find returns the data of the object namespace/name, or of an object of that name written
+// without a namespace.
+func find[V any](m map[string]map[string]V, namespace, name string) (map[string]V, bool) {
+	if data, ok := m[namespace+"/"+name]; ok {
+		return data, true
+	}
+	data, ok := m["/"+name]
+	return data, ok
 }

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"metascript.dev/metascript/apis/v1alpha1"
@@ -27,8 +28,8 @@ type Controller struct {
 	Script *v1alpha1.SharedScript
 	// EndpointConfigs is spec.endpointConfigs, the connection settings of webhooks by host.
 	EndpointConfigs []v1alpha1.EndpointConfig
-	// Primary is the hook every controller of its kind must define: sync, or map for a
-	// MapController. Commands call it when told no hook.
+	// Primary is the kind's primary hook (sync, or map for a MapController): the one commands
+	// call when told no hook.
 	Primary string
 	// Typed is the decoded resource: *v1alpha1.CompositeController, ... by kind.
 	Typed any
@@ -39,9 +40,7 @@ type Controller struct {
 
 // Ref names the controller as the engine does in positions and logs: KIND/NAME with the
 // kind in lower case, e.g. compositecontroller/NAME.
-func (c *Controller) Ref() string { return ref(c.Kind, c.Name) }
-
-func ref(kind, name string) string { return strings.ToLower(kind) + "/" + name }
+func (c *Controller) Ref() string { return c.Descriptor.Ref(c.Name) }
 
 // NamedHook is one hook of a controller.
 type NamedHook struct {
@@ -51,8 +50,8 @@ type NamedHook struct {
 	Response []string
 }
 
-// Hooks lists the hooks the controller defines, in the order the engine builds them (sync,
-// finalize, customize; map, tombstone).
+// Hooks lists the hooks the controller defines, in the order the engine builds them (that
+// of the kind's descriptor).
 func (c *Controller) Hooks() []NamedHook { return c.hooks }
 
 // Hook returns the hook called name, or an error listing the ones defined.
@@ -72,6 +71,20 @@ func (c *Controller) Hook(name string) (NamedHook, error) {
 
 // Kinds are the kinds of controller resource the offline commands read.
 var Kinds = kinds.Names()
+
+// HookNames are the hooks of the given kinds (of Kinds), each once, in the order of the kinds
+// and, within a kind, the order the engine builds them.
+func HookNames(kindNames []string) []string {
+	var out []string
+	for _, k := range kindNames {
+		for _, h := range kinds.Lookup(k).Hooks {
+			if !slices.Contains(out, h.Name) {
+				out = append(out, h.Name)
+			}
+		}
+	}
+	return out
+}
 
 // decode decodes obj strictly as a controller resource of kind and describes it; File, Line
 // and Object are left to the caller.

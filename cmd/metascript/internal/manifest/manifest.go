@@ -1,9 +1,9 @@
-// Package manifest reads controller resources (CompositeControllers and DecoratorControllers,
-// described alike by Controller), the ConfigMaps their hooks may take source from and the
-// Secrets their webhooks may take credentials from, out of YAML or JSON files the way the
-// offline commands need them: several documents
-// per file, `kind: List`, strict decoding that names a misspelt field instead of dropping it
-// as the API server's pruning would. It knows nothing about running hooks.
+// Package manifest reads controller resources of every kind engine/kinds lists (described
+// alike by Controller), the ConfigMaps their hooks may take source from and the Secrets their
+// webhooks may take credentials from, out of YAML or JSON files the way the offline commands
+// need them: several documents per file, `kind: List`, strict decoding that names a misspelt
+// field instead of dropping it as the API server's pruning would. It knows nothing about
+// running hooks.
 package manifest
 
 import (
@@ -19,8 +19,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/kinds"
+	"metascript.dev/metascript/engine/reconcile"
 )
 
 // DocError reports a document that could not be read as what it claims to be. The other
@@ -87,7 +89,7 @@ func (f *File) add(line int, v any) {
 	if !ok {
 		if v != nil { // an empty document is no error
 			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line,
-				Err: fmt.Errorf("expected a resource object, got %s", typeName(v))})
+				Err: fmt.Errorf("expected a resource object, got %s", phrase.TypeOf(v))})
 		}
 		return
 	}
@@ -108,25 +110,26 @@ func (f *File) add(line int, v any) {
 			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Err: err})
 		}
 	case apiVersion == v1alpha1.GroupVersion.String() && kinds.Lookup(kind) != nil:
-		c, err := decode(kinds.Lookup(kind), obj)
+		d := kinds.Lookup(kind)
+		c, err := decode(d, obj)
 		if err == nil && c.Name == "" {
 			err = errors.New("metadata.name is required")
 		}
 		if err != nil {
-			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Ref: docRef(kind, obj), Err: err})
+			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Ref: docRef(d, obj), Err: err})
 			return
 		}
-		c.Kind, c.File, c.Line, c.Object = kind, f.Path, line, obj
+		c.File, c.Line, c.Object = f.Path, line, obj
 		f.Controllers = append(f.Controllers, c)
 	}
 }
 
 // docRef names a controller document that could not be decoded, KIND/NAME, or is empty when
 // the document has no name.
-func docRef(kind string, obj map[string]any) string {
+func docRef(kind *reconcile.Descriptor, obj map[string]any) string {
 	meta, _ := obj["metadata"].(map[string]any)
 	if name, _ := meta["name"].(string); name != "" {
-		return ref(kind, name)
+		return kind.Ref(name)
 	}
 	return ""
 }
@@ -144,7 +147,7 @@ func DecodeStrict(data []byte, v any) error {
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
-		return fmt.Errorf("expected an object, got %s", typeName(doc))
+		return fmt.Errorf("expected an object, got %s", phrase.TypeOf(doc))
 	}
 	return decodeStrict(obj, v)
 }
@@ -240,20 +243,4 @@ func splitDocuments(data []byte) []document {
 func isBlankOrComment(line string) bool {
 	t := strings.TrimSpace(line)
 	return t == "" || strings.HasPrefix(t, "#")
-}
-
-func typeName(v any) string {
-	switch v.(type) {
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case int64, float64:
-		return "a number"
-	case nil:
-		return "nothing"
-	}
-	return fmt.Sprintf("%T", v)
 }

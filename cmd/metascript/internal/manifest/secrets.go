@@ -3,7 +3,6 @@ package manifest
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 
 	"metascript.dev/metascript/apis/v1alpha1"
@@ -16,11 +15,9 @@ import (
 type Secrets map[string]map[string][]byte
 
 func (m Secrets) add(obj map[string]any) error {
-	meta, _ := obj["metadata"].(map[string]any)
-	name, _ := meta["name"].(string)
-	ns, _ := meta["namespace"].(string)
-	if name == "" {
-		return errors.New("Secret: metadata.name is required")
+	key, name, err := objectKey("Secret", obj)
+	if err != nil {
+		return err
 	}
 	data := map[string][]byte{}
 	raw, _ := obj["data"].(map[string]any)
@@ -43,17 +40,14 @@ func (m Secrets) add(obj map[string]any) error {
 		}
 		data[k] = []byte(s)
 	}
-	m[ns+"/"+name] = data
+	m[key] = data
 	return nil
 }
 
 // SecretKey returns the value of ref's key. A Secret written without a namespace matches a
 // reference from any namespace.
 func (m Secrets) SecretKey(_ context.Context, ref v1alpha1.SecretKeyRef) ([]byte, error) {
-	data, ok := m[ref.Namespace+"/"+ref.Name]
-	if !ok {
-		data, ok = m["/"+ref.Name]
-	}
+	data, ok := find(m, ref.Namespace, ref.Name)
 	if !ok {
 		return nil, fmt.Errorf("Secret %s/%s is not in the given files; pass the file that holds it",
 			ref.Namespace, ref.Name)
