@@ -5,7 +5,10 @@ import "sync"
 // inParallel calls do(i) for every i in [0, n), at most limit at once, and returns once every
 // call has. The one bounded pool of a reconcile: its hook calls and its child writes.
 func inParallel(n, limit int, do func(i int)) {
-	if n == 1 {
+	switch n {
+	case 0:
+		return
+	case 1:
 		do(0)
 		return
 	}
