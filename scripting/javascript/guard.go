@@ -7,6 +7,8 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
+
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
 // Pre-allocation checks. goja's built-ins run as Go code that the allocation watchdog cannot
@@ -66,9 +68,6 @@ import (
 // whose matching cannot be interrupted either: its timeout is set to RegexpTimeout, after
 // which the match fails (no match), so a catastrophic pattern holds a CPU for at most that
 // long per match call.
-
-// bytesPerElement is what one array element costs at least (a goja.Value interface).
-const bytesPerElement = 16
 
 // MaxJSONParseDepth bounds the nesting of text given to JSON.parse.
 const MaxJSONParseDepth = 1000
@@ -152,7 +151,7 @@ func (h *hardRuntime) installGuards() {
 			start := relIndex(c.Argument(1), l, 0)
 			end := relIndex(c.Argument(2), l, l)
 			if end > start {
-				h.cur.reserve(satMul(end-start, bytesPerElement))
+				h.cur.reserve(cost.Mul(end-start, cost.Element))
 			}
 		}
 		return call(orig, c.This, c.Arguments...)
@@ -190,7 +189,7 @@ func (h *hardRuntime) installGuards() {
 			}
 			per := int64(len(r)) + dollars*n
 			if per > 0 {
-				h.cur.reserve(satMul(n+1, per) + n)
+				h.cur.reserve(cost.Mul(n+1, per) + n)
 			}
 		}
 		return call(orig, c.This, c.Arguments...)
@@ -264,7 +263,7 @@ func (h *hardRuntime) guardedArray(arrayCtor *goja.Object) *goja.Object {
 	return h.guardedConstructor(arrayCtor, func(args []goja.Value) {
 		if len(args) == 1 {
 			if n := args[0].ToNumber().ToFloat(); n > 0 && !math.IsNaN(n) {
-				h.cur.reserve(int64(math.Min(n, math.MaxInt64/bytesPerElement)) * bytesPerElement)
+				h.cur.reserve(int64(math.Min(n, math.MaxInt64/cost.Element)) * cost.Element)
 			}
 		}
 	})
@@ -361,7 +360,7 @@ func joinSize(rt *goja.Runtime, o *goja.Object, sep int64, depth int) int64 {
 	if depth > maxJoinDepth {
 		return 0
 	}
-	total := satMul(l, sep)
+	total := cost.Mul(l, sep)
 	if o.ClassName() != "Array" || l > 1<<24 {
 		// Not a plain array, or holes the original will walk: charge the separators only.
 		return total
@@ -403,16 +402,6 @@ func elements(rt *goja.Runtime, o *goja.Object, l int64) (elems []goja.Value) {
 func isArrayObject(v goja.Value) bool {
 	o, ok := v.(*goja.Object)
 	return ok && o.ClassName() == "Array"
-}
-
-func satMul(a, b int64) int64 {
-	if a == 0 || b == 0 {
-		return 0
-	}
-	if a > math.MaxInt64/b {
-		return math.MaxInt64
-	}
-	return a * b
 }
 
 // jsonDepth is the maximum nesting of brackets in JSON text, outside strings.

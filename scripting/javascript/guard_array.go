@@ -6,16 +6,12 @@ import (
 	"github.com/dop251/goja"
 
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
 // Guards of the built-ins that copy references into a new array or string in one call, where
 // repeated references amplify: a thousand references to one array of ten thousand elements
 // flatten or concatenate into ten million elements. See installGuards for the list.
-
-// bytesPerSplitElement is what one piece of a split by a string costs goja: the piece in
-// the Go slice it splits into, the boxed string and its slot in the result (the characters
-// are shared with the input).
-const bytesPerSplitElement = 48
 
 // bytesPerRegexpSplitChar bounds what a split by a RegExp costs per character of its input:
 // goja finds every match before it applies the limit, allocating per match.
@@ -28,8 +24,8 @@ func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
 			if d := c.Argument(0); !goja.IsUndefined(d) {
 				depth = d.ToNumber().ToFloat()
 			}
-			budget := h.cur.budget.MaxMemory / bytesPerElement
-			h.cur.reserve(satMul(flatLen(h.rt, o, depth, budget+1, 0), bytesPerElement))
+			budget := h.cur.budget.MaxMemory / cost.Element
+			h.cur.reserve(cost.Mul(flatLen(h.rt, o, depth, budget+1, 0), cost.Element))
 		}
 		return call(orig, c.This, c.Arguments...)
 	})
@@ -37,9 +33,9 @@ func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
 		if o, ok := c.This.(*goja.Object); ok {
 			n := concatLen(o)
 			for _, a := range c.Arguments {
-				n = satAdd(n, concatLen(a))
+				n = cost.Add(n, concatLen(a))
 			}
-			h.cur.reserve(satMul(n, bytesPerElement))
+			h.cur.reserve(cost.Mul(n, cost.Element))
 		}
 		return call(orig, c.This, c.Arguments...)
 	})
@@ -53,12 +49,12 @@ func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
 		}
 		str, _ := toJSString(h.rt, s)
 		n := int64(str.Length())
-		if n*bytesPerSplitElement < scripting.SmallAlloc {
+		if n*cost.SplitPiece < scripting.SmallAlloc {
 			return call(orig, s, c.Arguments...)
 		}
 		cs := h.cur
 		if isObj {
-			cs.reserve(satMul(n, bytesPerRegexpSplitChar))
+			cs.reserve(cost.Mul(n, bytesPerRegexpSplitChar))
 			return call(orig, s, c.Arguments...)
 		}
 		// At most n+1 pieces. Rather than counting them first, split with a limit the
@@ -67,13 +63,13 @@ func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
 		if l := c.Argument(1); !goja.IsUndefined(l) {
 			limit = int64(uint32(l.ToInteger()))
 		}
-		affordable := max((cs.watch.Limit()-cs.watch.Used())/bytesPerSplitElement, 1)
+		affordable := max((cs.watch.Limit()-cs.watch.Used())/cost.SplitPiece, 1)
 		if limit <= affordable || n+1 <= affordable {
 			return call(orig, s, sep, h.rt.ToValue(limit))
 		}
 		res := call(orig, s, sep, h.rt.ToValue(affordable))
 		if arrayLen(res) >= affordable {
-			cs.reserve(satMul(n+1, bytesPerSplitElement))
+			cs.reserve(cost.Mul(n+1, cost.SplitPiece))
 		}
 		return res
 	})
@@ -111,7 +107,7 @@ func flatLen(rt *goja.Runtime, o *goja.Object, depth float64, limit int64, nesti
 	total := int64(0)
 	for _, e := range elements(rt, o, l) {
 		if isArrayObject(e) {
-			total = satAdd(total, flatLen(rt, e.(*goja.Object), depth-1, limit-total, nesting+1))
+			total = cost.Add(total, flatLen(rt, e.(*goja.Object), depth-1, limit-total, nesting+1))
 		} else {
 			total++
 		}
@@ -120,11 +116,4 @@ func flatLen(rt *goja.Runtime, o *goja.Object, depth float64, limit int64, nesti
 		}
 	}
 	return total
-}
-
-func satAdd(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }

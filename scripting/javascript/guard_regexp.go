@@ -6,6 +6,7 @@ import (
 	"github.com/dop251/goja"
 
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
 // Global matching. For `s.match(re)` and `s.replace(re, r)` with a global RegExp, goja finds
@@ -138,7 +139,7 @@ func (h *hardRuntime) guardedRegExp(ctor, stringProto *goja.Object) *goja.Object
 			}
 		}
 		if n > 0 {
-			h.cur.reserve(satMul(n, bytesPerPatternChar))
+			h.cur.reserve(cost.Mul(n, bytesPerPatternChar))
 		}
 	}
 	for _, name := range []string{"match", "matchAll", "search"} {

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/dop251/goja"
+
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
 // String built-ins whose result, or the copies goja makes on the way to it, are a large
@@ -64,7 +66,7 @@ func (h *hardRuntime) installStringGuards(stringProto *goja.Object) {
 						total += rawBytes(c.Arguments[i+1])
 					}
 				}
-				cs.reserve(satMul(total, 2)) // the builder doubles as it grows
+				cs.reserve(cost.Mul(total, 2)) // the builder doubles as it grows
 			}
 		}
 		return call(orig, c.This, c.Arguments...)
@@ -75,9 +77,9 @@ func (h *hardRuntime) installStringGuards(stringProto *goja.Object) {
 // ASCII string, perChar for each UTF-16 unit of another.
 func expansion(s goja.String, perByte, perChar int64) int64 {
 	if stringBytes(s) == int64(s.Length()) {
-		return satMul(int64(s.Length()), perByte)
+		return cost.Mul(int64(s.Length()), perByte)
 	}
-	return satMul(int64(s.Length()), perChar)
+	return cost.Mul(int64(s.Length()), perChar)
 }
 
 // rawBytes is what String.raw writes for v: a string's bytes, a small constant for another

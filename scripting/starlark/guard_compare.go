@@ -8,6 +8,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
 // go.starlark.net compares and hashes values recursively in one uninterruptible call, and a
@@ -217,7 +218,7 @@ func guardKey(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []
 		if len(x) > scripting.SmallAlloc {
 			// go.starlark.net quotes the key, up to four bytes per byte, and copies the
 			// message on its way out.
-			if err := stateOf(t).reserve(mulSat(int64(len(x)), 12)); err != nil {
+			if err := stateOf(t).reserve(cost.Mul(int64(len(x)), 12)); err != nil {
 				return nil, err
 			}
 		}
