@@ -57,11 +57,11 @@ const SmallAlloc = 64 << 10
 // the invocation's goroutine while the watchdog runs.
 type MemoryWatch struct{ w *memWatch }
 
-// StartMemoryWatch is WatchMemory returning the watch itself, for adapters that also check
-// allocations before they happen (Reserve).
+// StartMemoryWatch is WatchMemory returning the watch itself, for callers that also check
+// allocations before they happen (Reserve). CallWatch starts one for each invocation.
 func StartMemoryWatch(limit int64, cancel func(used int64)) *MemoryWatch {
-	w := &memWatch{limit: limit, cancel: cancel, base: heapAllocs()}
-	watchdog.add(w)
+	w := &memWatch{limit: limit, exceeded: cancelFunc(cancel)}
+	w.start()
 	return &MemoryWatch{w}
 }
 
@@ -100,11 +100,24 @@ func (m *MemoryWatch) Reserve(lang Language, n int64) error {
 }
 
 type memWatch struct {
-	limit  int64
-	base   int64
-	cancel func(int64)
-	fired  bool // guarded by watchdog.mu
+	limit int64
+	base  int64
+	// exceeded is told the bytes charged, once, when they pass limit. An interface rather
+	// than a func, so that a CallWatch, which embeds its memWatch, is told without a closure.
+	exceeded interface{ memoryExceeded(used int64) }
+	fired    bool // guarded by watchdog.mu
 }
+
+// start takes the heap's count as the base and adds w to the watchdog.
+func (w *memWatch) start() {
+	w.base = heapAllocs()
+	watchdog.add(w)
+}
+
+// cancelFunc is WatchMemory's cancel as a memWatch's exceeded.
+type cancelFunc func(used int64)
+
+func (f cancelFunc) memoryExceeded(used int64) { f(used) }
 
 // memWatchdog is the single sampler goroutine and the set of active watches.
 type memWatchdog struct {
@@ -161,7 +174,7 @@ func (d *memWatchdog) run() {
 		t.Reset(interval)
 		d.mu.Unlock()
 		for i, w := range fire {
-			w.cancel(now - w.base)
+			w.exceeded.memoryExceeded(now - w.base)
 			fire[i] = nil
 		}
 		fire = fire[:0]

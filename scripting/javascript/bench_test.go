@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/dop251/goja"
 
@@ -91,7 +92,7 @@ func BenchmarkRuntimeSetup(b *testing.B) {
 		b.ReportAllocs()
 		h := newHardRuntime()
 		for b.Loop() {
-			cs := &callState{p: p, budget: scripting.DefaultBudget, h: h, rt: h.rt}
+			cs := &callState{p: p, h: h, rt: h.rt}
 			h.cur = cs
 			cs.newGlobal()
 			callOnce(b, cs)
@@ -140,10 +141,11 @@ func BenchmarkConvert(b *testing.B) {
 	}
 	for _, n := range []int{10, 1000} {
 		h := newHardRuntime()
-		cs := &callState{p: p.(*Program), budget: scripting.DefaultBudget, h: h, rt: h.rt}
+		cs := &callState{p: p.(*Program), h: h, rt: h.rt}
 		h.cur = cs
 		cs.newGlobal()
-		cs.watch = scripting.StartMemoryWatch(0, nil)
+		cs.watch.Start(context.Background(), scripting.JavaScript, "bench", scripting.Budget{Timeout: time.Hour},
+			func(scripting.StopReason) {})
 		wrapper, err := cs.rt.RunProgram(cs.p.prg)
 		if err != nil {
 			b.Fatal(err)
@@ -164,6 +166,6 @@ func BenchmarkConvert(b *testing.B) {
 				}
 			}
 		})
-		cs.watch.Stop()
+		cs.watch.End()
 	}
 }

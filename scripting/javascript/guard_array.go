@@ -24,7 +24,7 @@ func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
 			if d := c.Argument(0); !goja.IsUndefined(d) {
 				depth = d.ToNumber().ToFloat()
 			}
-			budget := h.cur.budget.MaxMemory / cost.Element
+			budget := h.cur.budget().MaxMemory / cost.Element
 			h.cur.reserve(cost.Mul(flatLen(h.rt, o, depth, budget+1, 0), cost.Element))
 		}
 		return call(orig, c.This, c.Arguments...)
@@ -63,7 +63,7 @@ func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
 		if l := c.Argument(1); !goja.IsUndefined(l) {
 			limit = int64(uint32(l.ToInteger()))
 		}
-		affordable := max((cs.watch.Limit()-cs.watch.Used())/cost.SplitPiece, 1)
+		affordable := max((cs.watch.Memory().Limit()-cs.watch.Memory().Used())/cost.SplitPiece, 1)
 		if limit <= affordable || n+1 <= affordable {
 			return call(orig, s, sep, h.rt.ToValue(limit))
 		}

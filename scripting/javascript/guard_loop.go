@@ -37,7 +37,7 @@ var loopingMethods = []string{
 // checkLoop refuses a walk over length indices that no array within the memory budget
 // could have.
 func (cs *callState) checkLoop(length int64) {
-	if n := cost.Mul(length, cost.Element); n > cs.budget.MaxMemory {
+	if n := cost.Mul(length, cost.Element); n > cs.budget().MaxMemory {
 		cs.reserve(n)
 	}
 }

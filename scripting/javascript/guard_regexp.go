@@ -44,11 +44,11 @@ var matchLoopFrom = 1 << 30
 // mayPass reports whether allocating n bytes may take the call past half the memory budget
 // it has left. Below scripting.SmallAlloc it does not sample the heap.
 func (cs *callState) mayPass(n int64) bool {
-	limit := cs.watch.Limit()
+	limit := cs.watch.Memory().Limit()
 	if limit <= 0 || n < scripting.SmallAlloc {
 		return false
 	}
-	return n > (limit-cs.watch.Used())/2
+	return n > (limit-cs.watch.Memory().Used())/2
 }
 
 // execThroughScript makes a stand-in for a global RegExp whose exec is a script function

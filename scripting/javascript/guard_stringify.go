@@ -59,7 +59,7 @@ func (h *hardRuntime) guardStringify(jsonObj *goja.Object) {
 // replace is the replacer goja calls with the holder as this, for every value it writes.
 func (m *stringifyMeter) replace(c goja.FunctionCall) goja.Value {
 	cs := m.cs
-	if cs.reason.Load() != reasonNone {
+	if cs.watch.Reason() != scripting.NotStopped {
 		panic(cs.rt.NewTypeError("JSON.stringify: the hook was stopped"))
 	}
 	key, v := c.Argument(0), c.Argument(1)

@@ -571,15 +571,16 @@ func TestStringify(t *testing.T) {
 		// goja runs JSON.stringify to its end without checking for interrupts; the guard's
 		// replacer ends it at the next value once the invocation is stopped.
 		h := newHardRuntime()
-		cs := &callState{h: h, rt: h.rt, budget: scripting.DefaultBudget}
+		cs := &callState{h: h, rt: h.rt}
 		h.cur = cs
-		cs.watch = scripting.StartMemoryWatch(0, nil)
-		defer cs.watch.Stop()
+		cs.watch.Start(context.Background(), scripting.JavaScript, "test", scripting.Budget{Timeout: time.Hour},
+			func(scripting.StopReason) {})
+		defer cs.watch.End()
 		stringify, _ := goja.AssertFunction(h.global.Get("JSON").(*goja.Object).Get("stringify"))
 		if _, err := stringify(goja.Undefined(), h.rt.ToValue(map[string]any{"a": 1})); err != nil {
 			t.Fatalf("before the stop: %v", err)
 		}
-		cs.reason.Store(reasonContext)
+		cs.watch.Stop(scripting.StoppedContext)
 		_, err := stringify(goja.Undefined(), h.rt.ToValue(map[string]any{"a": 1}))
 		if err == nil || !strings.Contains(err.Error(), "JSON.stringify: the hook was stopped") {
 			t.Fatalf("got %v, want the stop", err)

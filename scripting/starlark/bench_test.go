@@ -51,10 +51,10 @@ func BenchmarkConvert(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, n := range []int{10, 1000} {
-		cs := newCallState(scripting.DefaultBudget, nil, nil)
-		thread := cs.start("bench")
+		cs := &callState{}
+		thread := cs.start(context.Background(), "bench", scripting.DefaultBudget)
 		v, err := callRecovered(thread, p.(*program).globals["sync"], newMapView(benchsync.Request(n)))
-		cs.finish()
+		cs.watch.End()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -178,7 +178,7 @@ func opMul(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 func opMod(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	x, y := args[0], args[1]
 	if f, ok := x.(starlark.String); ok {
-		limit := stateOf(t).budget.MaxMemory
+		limit := stateOf(t).budget().MaxMemory
 		var size int64
 		switch y := y.(type) {
 		case starlark.Tuple:
@@ -341,7 +341,7 @@ func methodReplace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple,
 func methodFormat(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	recv, rest := args[0], args[1:]
 	if f, ok := recv.(starlark.String); ok && (len(rest) > 0 || len(kwargs) > 0) {
-		limit := stateOf(t).budget.MaxMemory
+		limit := stateOf(t).budget().MaxMemory
 		var largest, sum int64
 		var deep error
 		note := func(v starlark.Value) {
@@ -414,9 +414,8 @@ func guardedRange(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	cs := stateOf(t)
-	if n := uint64(starlark.Len(v)); n > cs.budget.MaxSteps {
-		return nil, cs.refuse(&scripting.BudgetError{Language: scripting.Starlark, Budget: scripting.BudgetSteps,
-			Limit: int64(cs.budget.MaxSteps), Used: int64(n), Unit: "steps"})
+	if n := uint64(starlark.Len(v)); n > cs.budget().MaxSteps {
+		return nil, cs.refuse(cs.watch.Exceeded(scripting.BudgetSteps, int64(n), nil))
 	}
 	return v, nil
 }
@@ -479,7 +478,7 @@ func rendering(name string) *starlark.Builtin {
 		cs := stateOf(t)
 		var size int64
 		for _, a := range args {
-			n, err := reprSize(a, cs.budget.MaxMemory)
+			n, err := reprSize(a, cs.budget().MaxMemory)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}

@@ -28,16 +28,15 @@ var errKeyTooDeep = fmt.Errorf("dict key nests more than %d levels deep", maxKey
 
 // stepsLeft is how many steps the invocation has left.
 func (cs *callState) stepsLeft() int64 {
-	if cs.thread.Steps >= cs.budget.MaxSteps {
+	if cs.thread.Steps >= cs.budget().MaxSteps {
 		return 0
 	}
-	return int64(min(cs.budget.MaxSteps-cs.thread.Steps, 1<<62))
+	return int64(min(cs.budget().MaxSteps-cs.thread.Steps, 1<<62))
 }
 
 // refuseWork is the BudgetError of an operation that would visit n elements.
 func (cs *callState) refuseWork(what string, n int64) error {
-	be := &scripting.BudgetError{Language: scripting.Starlark, Budget: scripting.BudgetSteps,
-		Limit: int64(cs.budget.MaxSteps), Used: int64(cs.thread.Steps) + n, Unit: "steps"}
+	be := cs.watch.Exceeded(scripting.BudgetSteps, int64(cs.thread.Steps)+n, nil)
 	cs.refuse(be)
 	return fmt.Errorf("%s would visit more elements than the steps left (%d): %w", what, cs.stepsLeft(), be)
 }
