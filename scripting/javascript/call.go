@@ -58,11 +58,9 @@ import (
 // Budgets (b is inv.Budget with zero fields taken from scripting.DefaultBudget):
 //
 //   - Timeout and ctx interrupt the Runtime; goja stops at its next instruction. A Go
-//     built-in already running is not interrupted and finishes first: the amplifying ones
-//     are size-checked (guard.go) and backtracking regular expressions time out, but a
-//     built-in looping over a huge sparse length (Array.from({length: 1e9})) can hold the
-//     call past its deadline and allocate past its memory budget. Such loops are the
-//     known gap of this budget (see guard.go).
+//     built-in already running is not interrupted and finishes first: the ones that could
+//     run long or allocate much are guarded (guard.go lists what no guard covers) and
+//     backtracking regular expressions time out.
 //   - MaxStackDepth is goja's call-stack limit, exact.
 //   - MaxMemory: pre-allocation checks on amplifying built-ins (guard.go) plus the
 //     scripting allocation watchdog, which interrupts the Runtime.

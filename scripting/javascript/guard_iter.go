@@ -18,6 +18,13 @@ import (
 // throw, which delegation calls, and counts them against MaxStackDepth: a call nested deeper
 // than that fails the stack-depth budget.
 
+func init() {
+	registerGuards("iter", func(h *hardRuntime) {
+		h.installGeneratorGuard()
+		h.installIteratorGuard()
+	})
+}
+
 var generatorProto = goja.MustCompile("<sandbox>",
 	`Object.getPrototypeOf(Object.getPrototypeOf((function* () {})()))`, true)
 

@@ -24,6 +24,8 @@ import (
 // (Function.prototype.apply, Reflect.apply and Reflect.construct, Array.from of an
 // array-like that is not iterable) reserve the copy from the budget instead.
 
+func init() { registerGuards("loop", (*hardRuntime).installLoopGuards) }
+
 // loopingMethods are the Array.prototype methods that walk the receiver's length in Go.
 // (join, fill, flat and concat have guards of their own; find and its kin call their
 // callback for every index, but the callback may be a built-in.)
@@ -51,7 +53,8 @@ func receiverLength(this goja.Value) int64 {
 	return 0
 }
 
-func (h *hardRuntime) installLoopGuards(arrayProto *goja.Object) {
+func (h *hardRuntime) installLoopGuards() {
+	arrayProto := h.prototype("Array")
 	for _, name := range loopingMethods {
 		h.wrap(arrayProto, name, func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 			h.cur.checkLoop(receiverLength(c.This))

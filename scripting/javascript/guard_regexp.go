@@ -2,13 +2,24 @@ package javascript
 
 import (
 	"strings"
+	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/scripting/internal/cost"
 )
 
+// Regular expressions. Compiling a pattern costs bytesPerPatternChar a character: RegExp(p),
+// new RegExp(p), and match, matchAll and search of a string, which compile a string
+// argument, reserve it (guardedRegExp).
+//
+// Regular expressions that need backtracking (backreferences, lookaround) run on regexp2,
+// whose matching cannot be interrupted: its timeout is set to RegexpTimeout, after which the
+// match fails (no match), so a catastrophic pattern holds a CPU for at most that long per
+// match call.
+//
 // Global matching. For `s.match(re)` and `s.replace(re, r)` with a global RegExp, goja finds
 // every match in one Go call before it uses one, allocating some 250 bytes per match with no
 // interrupt check: "x".repeat(4 << 20).match(/x/g) allocated 974 MiB in 2 s under a 32 MiB
@@ -17,6 +28,18 @@ import (
 // instead (exec until it fails, advancing past empty matches), one exec call at a time from
 // script code, where the watchdog and the timeout stop it like any loop. Shorter inputs keep
 // goja's single call.
+
+func init() {
+	// Process-wide: regexp2 is used only by goja here.
+	regexp2.DefaultMatchTimeout = RegexpTimeout
+	registerGuards("regexp", func(h *hardRuntime) {
+		h.installRegExpGuards()
+		h.regexp = h.guardedRegExp(h.global.Get("RegExp").(*goja.Object), h.prototype("String"))
+	})
+}
+
+// RegexpTimeout bounds one backtracking regular-expression match.
+const RegexpTimeout = 250 * time.Millisecond
 
 // bytesPerMatchChar bounds what goja's global match allocates per character of its input.
 const bytesPerMatchChar = 256
@@ -103,18 +126,6 @@ func (h *hardRuntime) installRegExpGuards() {
 		}
 		return call(orig, c.This, c.Arguments...)
 	})
-}
-
-// wrapSymbol is wrap for a method keyed by a well-known symbol.
-func (h *hardRuntime) wrapSymbol(o *goja.Object, sym *goja.Symbol, name string, length int, check func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
-	orig, ok := goja.AssertFunction(o.GetSymbol(sym))
-	if !ok {
-		return
-	}
-	fn := h.rt.ToValue(func(c goja.FunctionCall) goja.Value { return check(orig, c) }).(*goja.Object)
-	must(fn.DefineDataProperty("name", h.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	must(fn.DefineDataProperty("length", h.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	must(o.DefineDataPropertySymbol(sym, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
 }
 
 // bytesPerPatternChar bounds what compiling a RegExp costs per character of its pattern:

@@ -9,6 +9,8 @@ import (
 	"metascript.dev/metascript/scripting"
 )
 
+func init() { registerGuards("stringify", (*hardRuntime).installStringifyGuard) }
+
 // MaxJSONStringifyDepth bounds the nesting of a value given to JSON.stringify.
 const MaxJSONStringifyDepth = 1000
 
@@ -40,8 +42,8 @@ type stringifyMeter struct {
 	pending int64          // bytes charged since the last reservation
 }
 
-func (h *hardRuntime) guardStringify(jsonObj *goja.Object) {
-	h.wrap(jsonObj, "stringify", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+func (h *hardRuntime) installStringifyGuard() {
+	h.wrap(h.global.Get("JSON").(*goja.Object), "stringify", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		m := &stringifyMeter{cs: h.cur, gap: stringifyGap(c.Argument(2))}
 		if r, ok := c.Argument(1).(*goja.Object); ok {
 			if fn, ok := goja.AssertFunction(r); ok {
