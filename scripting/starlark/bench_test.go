@@ -8,36 +8,14 @@ import (
 
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/scripting/internal/benchsync"
+	"metascript.dev/metascript/scripting/internal/hooktest"
 )
 
+// BenchmarkSync compares the Go floor with the same logic in Starlark through the public
+// scripting API, conversion included.
 func BenchmarkSync(b *testing.B) {
-	src, err := os.ReadFile("testdata/bench_sync.star")
-	if err != nil {
-		b.Fatal(err)
-	}
 	rt := scripting.NewRuntime(scripting.Options{}, NewCompiler())
-	prog, err := rt.Compile(scripting.Starlark, "bench_sync.star", string(src))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, n := range []int{10, 1000} {
-		req := benchsync.Request(n)
-		b.Run(fmt.Sprintf("go/children=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				benchsync.Go(req)
-			}
-		})
-		b.Run(fmt.Sprintf("starlark/children=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			ctx := context.Background()
-			for b.Loop() {
-				if _, err := prog.Call(ctx, scripting.Invocation{Function: "sync", Request: req}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	hooktest.BenchSync(b, scripting.Starlark, hooktest.Fixture(b, rt, scripting.Starlark, "bench_sync.star"))
 }
 
 // BenchmarkConvert measures result conversion alone, on the value bench_sync.star returns.
