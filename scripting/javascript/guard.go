@@ -81,32 +81,39 @@ func (h *hardRuntime) claim(o *goja.Object, name string) {
 	h.wrapped[k] = h.family
 }
 
-// wrap replaces o[name] by a function that runs check, which calls orig (the built-in) if
-// the call may proceed. It runs once per Runtime: check charges the Runtime's current call.
-func (h *hardRuntime) wrap(o *goja.Object, name string, check func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
+// guard checks a call of a built-in and calls orig, the built-in, if the call may proceed.
+// It is made once per Runtime: it charges the Runtime's current call.
+type guard func(orig goja.Callable, call goja.FunctionCall) goja.Value
+
+// wrap replaces o[name] by a function that runs check.
+func (h *hardRuntime) wrap(o *goja.Object, name string, check guard) {
 	orig, ok := goja.AssertFunction(o.Get(name))
 	if !ok {
 		return
 	}
 	h.claim(o, name)
-	fn := h.rt.ToValue(func(call goja.FunctionCall) goja.Value { return check(orig, call) }).(*goja.Object)
-	// goja names Go functions after their Go symbol; keep the built-in's name and arity.
-	must(fn.DefineDataProperty("name", h.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	must(fn.DefineDataProperty("length", o.Get(name).(*goja.Object).Get("length"), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	fn := h.guarded(orig, check, name, o.Get(name).(*goja.Object).Get("length"))
 	must(o.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_FALSE))
 }
 
 // wrapSymbol is wrap for a method keyed by a well-known symbol.
-func (h *hardRuntime) wrapSymbol(o *goja.Object, sym *goja.Symbol, name string, length int, check func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
+func (h *hardRuntime) wrapSymbol(o *goja.Object, sym *goja.Symbol, name string, length int, check guard) {
 	orig, ok := goja.AssertFunction(o.GetSymbol(sym))
 	if !ok {
 		return
 	}
 	h.claim(o, name)
+	fn := h.guarded(orig, check, name, h.rt.ToValue(length))
+	must(o.DefineDataPropertySymbol(sym, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
+}
+
+// guarded is the function that runs check before orig, with the built-in's name and arity:
+// goja would name it after its Go symbol.
+func (h *hardRuntime) guarded(orig goja.Callable, check guard, name string, length goja.Value) *goja.Object {
 	fn := h.rt.ToValue(func(c goja.FunctionCall) goja.Value { return check(orig, c) }).(*goja.Object)
 	must(fn.DefineDataProperty("name", h.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	must(fn.DefineDataProperty("length", h.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	must(o.DefineDataPropertySymbol(sym, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
+	must(fn.DefineDataProperty("length", length, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	return fn
 }
 
 // call calls a built-in from a wrapper, passing its exception on.
