@@ -48,29 +48,35 @@ type CallWatch struct {
 	name    string
 	budget  Budget
 	ctx     context.Context
-	cancel  func(StopReason)
+	cancel  Canceler
 	started time.Time
 	timer   *time.Timer
 	stopCtx func() bool
 	mw      memWatch
-	memory  MemoryWatch // of mw
 
 	reason  atomic.Int32
 	memUsed atomic.Int64
 	refused *BudgetError
 }
 
+// Canceler stops an invocation's interpreter (Thread.Cancel, Runtime.Interrupt). A CallWatch
+// calls Cancel at most once, from any goroutine, with the reason that won. An adapter's
+// per-call state implements it, which spares a closure a call.
+type Canceler interface{ Cancel(StopReason) }
+
+// CancelFunc is a func as a Canceler.
+type CancelFunc func(StopReason)
+
+func (f CancelFunc) Cancel(r StopReason) { f(r) }
+
 // Start arms the budgets of the invocation of hook name: b, its zero fields already
-// defaulted, and ctx (not nil). The timeout counts from here. cancel stops the interpreter
-// (Thread.Cancel, Runtime.Interrupt): it is called at most once, from any goroutine, with
-// the reason that won.
-func (w *CallWatch) Start(ctx context.Context, lang Language, name string, b Budget, cancel func(StopReason)) {
+// defaulted, and ctx (not nil). The timeout counts from here; cancel stops the interpreter.
+func (w *CallWatch) Start(ctx context.Context, lang Language, name string, b Budget, cancel Canceler) {
 	w.lang, w.name, w.budget, w.ctx, w.cancel = lang, name, b, ctx, cancel
 	w.started = time.Now()
 	w.timer = time.AfterFunc(b.Timeout, func() { w.Stop(StoppedTimeout) })
 	w.mw = memWatch{limit: b.MaxMemory, exceeded: w}
 	w.mw.start()
-	w.memory = MemoryWatch{&w.mw}
 	if ctx.Done() != nil {
 		w.stopCtx = context.AfterFunc(ctx, func() { w.Stop(StoppedContext) })
 	}
@@ -79,7 +85,7 @@ func (w *CallWatch) Start(ctx context.Context, lang Language, name string, b Bud
 // Stop stops the invocation for reason unless it was already stopped or has ended.
 func (w *CallWatch) Stop(reason StopReason) {
 	if w.reason.CompareAndSwap(int32(NotStopped), int32(reason)) {
-		w.cancel(reason)
+		w.cancel.Cancel(reason)
 	}
 }
 
@@ -107,20 +113,21 @@ func (w *CallWatch) End() (unstopped bool) {
 	if w.stopCtx != nil {
 		w.stopCtx()
 	}
-	w.memory.Stop()
+	w.Memory().Stop()
 	return w.reason.CompareAndSwap(int32(NotStopped), int32(ended))
 }
 
 // Budget is the budget the invocation runs under, as given to Start.
 func (w *CallWatch) Budget() Budget { return w.budget }
 
-// Memory is the invocation's memory watch, for the checks made before an allocation.
-func (w *CallWatch) Memory() *MemoryWatch { return &w.memory }
+// Memory is the invocation's memory watch, for the checks made before an allocation; End
+// stops it.
+func (w *CallWatch) Memory() MemoryWatch { return MemoryWatch{&w.mw} }
 
 // Reserve is the pre-allocation check of a guarded operation (MemoryWatch.Reserve); a
 // refusal is recorded (Refuse) and returned, a *BudgetError.
 func (w *CallWatch) Reserve(n int64) error {
-	if err := w.memory.Reserve(w.lang, n); err != nil {
+	if err := w.Memory().Reserve(w.lang, n); err != nil {
 		w.Refuse(err.(*BudgetError))
 		return err
 	}

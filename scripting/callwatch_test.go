@@ -12,10 +12,10 @@ import (
 func startCounted(t *testing.T, w *CallWatch, ctx context.Context, b Budget) (calls *atomic.Int32, last *atomic.Int32) {
 	t.Helper()
 	calls, last = new(atomic.Int32), new(atomic.Int32)
-	w.Start(ctx, JavaScript, "hook", b.WithDefaults(DefaultBudget), func(r StopReason) {
+	w.Start(ctx, JavaScript, "hook", b.WithDefaults(DefaultBudget), CancelFunc(func(r StopReason) {
 		calls.Add(1)
 		last.Store(int32(r))
-	})
+	}))
 	return calls, last
 }
 

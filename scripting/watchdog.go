@@ -53,8 +53,8 @@ func WatchMemory(limit int64, cancel func(used int64)) (stop func() (used int64)
 // sampling the heap: smaller allocations are left to the watchdog.
 const SmallAlloc = 64 << 10
 
-// MemoryWatch is one watched invocation (see WatchMemory). Its methods are safe to call from
-// the invocation's goroutine while the watchdog runs.
+// MemoryWatch is one watched invocation (see WatchMemory), a handle that may be copied. Its
+// methods are safe to call from the invocation's goroutine while the watchdog runs.
 type MemoryWatch struct{ w *memWatch }
 
 // StartMemoryWatch is WatchMemory returning the watch itself, for callers that also check
@@ -66,22 +66,22 @@ func StartMemoryWatch(limit int64, cancel func(used int64)) *MemoryWatch {
 }
 
 // Stop ends the watch and returns the bytes charged. Call it exactly once.
-func (m *MemoryWatch) Stop() int64 {
+func (m MemoryWatch) Stop() int64 {
 	watchdog.remove(m.w)
 	return heapAllocs() - m.w.base
 }
 
 // Used samples the heap now and returns the bytes charged so far.
-func (m *MemoryWatch) Used() int64 { return heapAllocs() - m.w.base }
+func (m MemoryWatch) Used() int64 { return heapAllocs() - m.w.base }
 
 // Limit is the limit the watch was started with.
-func (m *MemoryWatch) Limit() int64 { return m.w.limit }
+func (m MemoryWatch) Limit() int64 { return m.w.limit }
 
 // Reserve is the pre-allocation check of amplifying built-ins: it returns a *BudgetError for
 // BudgetMemory if allocating n more bytes would take the invocation past its limit, counting
 // what it has been charged so far. Allocations under SmallAlloc are admitted without a heap
 // sample unless n alone passes the limit.
-func (m *MemoryWatch) Reserve(lang Language, n int64) error {
+func (m MemoryWatch) Reserve(lang Language, n int64) error {
 	limit := m.w.limit
 	if limit <= 0 {
 		return nil

@@ -122,7 +122,7 @@ func BenchmarkConvert(b *testing.B) {
 		h.cur = cs
 		cs.newGlobal()
 		cs.watch.Start(context.Background(), scripting.JavaScript, "bench", scripting.Budget{Timeout: time.Hour},
-			func(scripting.StopReason) {})
+			scripting.CancelFunc(func(scripting.StopReason) {}))
 		v := callSync(b, cs, benchsync.Request(n))
 		b.Run(fmt.Sprintf("children=%d", n), func(b *testing.B) {
 			b.ReportAllocs()

@@ -79,7 +79,7 @@ func (p *Program) Call(ctx context.Context, inv scripting.Invocation) (any, erro
 		cs.now = time.Now
 	}
 	h.cur = cs
-	cs.watch.Start(ctx, scripting.JavaScript, p.name, b, func(r scripting.StopReason) { h.rt.Interrupt(interruptValue{r}) })
+	cs.watch.Start(ctx, scripting.JavaScript, p.name, b, cs)
 	res, err := cs.run(inv)
 	unstopped := cs.watch.End()
 	var be *scripting.BudgetError
@@ -95,6 +95,9 @@ func (p *Program) Call(ctx context.Context, inv scripting.Invocation) (any, erro
 type interruptValue struct{ reason scripting.StopReason }
 
 func (v interruptValue) Error() string { return "interrupted" }
+
+// Cancel interrupts the Runtime for the watch.
+func (cs *callState) Cancel(r scripting.StopReason) { cs.rt.Interrupt(interruptValue{r}) }
 
 // callState is the execution state of one invocation, used only by the goroutine running
 // the hook (but for watch; see scripting.CallWatch).

@@ -83,28 +83,29 @@ type callState struct {
 	now func() time.Time
 	env *stdlib.Env // made on first stdlib call
 
-	thread *starlark.Thread // &ownThread
 	// watch holds the budget and cancels the Thread for the first reason, a step check's
 	// (onSteps) or its own.
 	watch     scripting.CallWatch
 	depthUsed int
 
-	ownThread starlark.Thread // allocated with the state; new for every invocation
+	thread starlark.Thread // allocated with the state; new for every invocation
 }
 
 const stateKey = "metascript.call"
 
 // start makes the Thread and starts the watch of its budget b; cs.watch.End ends it.
 func (cs *callState) start(ctx context.Context, name string, b scripting.Budget) *starlark.Thread {
-	t := &cs.ownThread
+	t := &cs.thread
 	t.Name, t.Load, t.Print = name, loadStdlib, printToLog
 	t.SetLocal(stateKey, cs)
 	t.SetMaxExecutionSteps(min(stepCheckInterval, b.MaxSteps))
 	t.OnMaxSteps = onSteps
-	cs.thread = t
-	cs.watch.Start(ctx, scripting.Starlark, name, b, func(r scripting.StopReason) { t.Cancel(r.String()) })
+	cs.watch.Start(ctx, scripting.Starlark, name, b, cs)
 	return t
 }
+
+// Cancel cancels the Thread for the watch.
+func (cs *callState) Cancel(r scripting.StopReason) { cs.thread.Cancel(r.String()) }
 
 // budget is the budget the call runs under.
 func (cs *callState) budget() scripting.Budget { return cs.watch.Budget() }
