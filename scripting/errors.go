@@ -77,6 +77,13 @@ type BudgetError struct {
 	Stack []Frame
 }
 
+// At is a copy of e located at stack: a guard's refusal, reported where the hook was.
+func (e *BudgetError) At(stack []Frame) *BudgetError {
+	c := *e
+	c.Stack = stack
+	return &c
+}
+
 func (e *BudgetError) Error() string {
 	if e.Unit == "ns" {
 		return fmt.Sprintf("%s hook exceeded its %s budget: limit %s, used %s",

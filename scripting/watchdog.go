@@ -53,35 +53,35 @@ func WatchMemory(limit int64, cancel func(used int64)) (stop func() (used int64)
 // sampling the heap: smaller allocations are left to the watchdog.
 const SmallAlloc = 64 << 10
 
-// MemoryWatch is one watched invocation (see WatchMemory). Its methods are safe to call from
-// the invocation's goroutine while the watchdog runs.
+// MemoryWatch is one watched invocation (see WatchMemory), a handle that may be copied. Its
+// methods are safe to call from the invocation's goroutine while the watchdog runs.
 type MemoryWatch struct{ w *memWatch }
 
-// StartMemoryWatch is WatchMemory returning the watch itself, for adapters that also check
-// allocations before they happen (Reserve).
+// StartMemoryWatch is WatchMemory returning the watch itself, for callers that also check
+// allocations before they happen (Reserve). CallWatch starts one for each invocation.
 func StartMemoryWatch(limit int64, cancel func(used int64)) *MemoryWatch {
-	w := &memWatch{limit: limit, cancel: cancel, base: heapAllocs()}
-	watchdog.add(w)
+	w := &memWatch{limit: limit, exceeded: cancelFunc(cancel)}
+	w.start()
 	return &MemoryWatch{w}
 }
 
 // Stop ends the watch and returns the bytes charged. Call it exactly once.
-func (m *MemoryWatch) Stop() int64 {
+func (m MemoryWatch) Stop() int64 {
 	watchdog.remove(m.w)
 	return heapAllocs() - m.w.base
 }
 
 // Used samples the heap now and returns the bytes charged so far.
-func (m *MemoryWatch) Used() int64 { return heapAllocs() - m.w.base }
+func (m MemoryWatch) Used() int64 { return heapAllocs() - m.w.base }
 
 // Limit is the limit the watch was started with.
-func (m *MemoryWatch) Limit() int64 { return m.w.limit }
+func (m MemoryWatch) Limit() int64 { return m.w.limit }
 
 // Reserve is the pre-allocation check of amplifying built-ins: it returns a *BudgetError for
 // BudgetMemory if allocating n more bytes would take the invocation past its limit, counting
 // what it has been charged so far. Allocations under SmallAlloc are admitted without a heap
 // sample unless n alone passes the limit.
-func (m *MemoryWatch) Reserve(lang Language, n int64) error {
+func (m MemoryWatch) Reserve(lang Language, n int64) error {
 	limit := m.w.limit
 	if limit <= 0 {
 		return nil
@@ -100,11 +100,24 @@ func (m *MemoryWatch) Reserve(lang Language, n int64) error {
 }
 
 type memWatch struct {
-	limit  int64
-	base   int64
-	cancel func(int64)
-	fired  bool // guarded by watchdog.mu
+	limit int64
+	base  int64
+	// exceeded is told the bytes charged, once, when they pass limit. An interface rather
+	// than a func, so that a CallWatch, which embeds its memWatch, is told without a closure.
+	exceeded interface{ memoryExceeded(used int64) }
+	fired    bool // guarded by watchdog.mu
 }
+
+// start takes the heap's count as the base and adds w to the watchdog.
+func (w *memWatch) start() {
+	w.base = heapAllocs()
+	watchdog.add(w)
+}
+
+// cancelFunc is WatchMemory's cancel as a memWatch's exceeded.
+type cancelFunc func(used int64)
+
+func (f cancelFunc) memoryExceeded(used int64) { f(used) }
 
 // memWatchdog is the single sampler goroutine and the set of active watches.
 type memWatchdog struct {
@@ -161,7 +174,7 @@ func (d *memWatchdog) run() {
 		t.Reset(interval)
 		d.mu.Unlock()
 		for i, w := range fire {
-			w.cancel(now - w.base)
+			w.exceeded.memoryExceeded(now - w.base)
 			fire[i] = nil
 		}
 		fire = fire[:0]

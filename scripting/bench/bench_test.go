@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
@@ -16,26 +15,15 @@ import (
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/scripting/internal/benchsync"
+	"metascript.dev/metascript/scripting/internal/hooktest"
 )
-
-func compile(b testing.TB, rt *scripting.Runtime, lang scripting.Language, file string) scripting.Program {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		b.Fatal(err)
-	}
-	prog, err := rt.Compile(lang, file, string(src))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return prog
-}
 
 // webhookServer serves goSync over HTTP with JSON, as a hook server would.
 // inlineHooks are the sync logic of the benchmarks in each inline language.
 var inlineHooks = []struct {
 	lang scripting.Language
 	file string
-}{{scripting.Starlark, "testdata/sync.star"}, {scripting.JavaScript, "testdata/sync.js"}}
+}{{scripting.Starlark, "sync.star"}, {scripting.JavaScript, "sync.js"}}
 
 // TestSyncMatchesGo keeps the benchmarks honest: every implementation returns what the Go
 // floor returns (numbers compared by value: the webhook's JSON has no integers).
@@ -49,7 +37,7 @@ func TestSyncMatchesGo(t *testing.T) {
 		want, _ := json.Marshal(benchsync.Go(req))
 		got := map[string]any{}
 		for _, lang := range inlineHooks {
-			v, err := compile(t, rt, lang.lang, lang.file).Call(context.Background(),
+			v, err := hooktest.Fixture(t, rt, lang.lang, lang.file).Call(context.Background(),
 				scripting.Invocation{Function: "sync", Request: req})
 			if err != nil {
 				t.Fatal(err)
@@ -102,7 +90,7 @@ func BenchmarkSync(b *testing.B) {
 		if !supported(rt, lang.lang) {
 			continue
 		}
-		prog := compile(b, rt, lang.lang, lang.file)
+		prog := hooktest.Fixture(b, rt, lang.lang, lang.file)
 		impls = append(impls, struct {
 			name string
 			call func(ctx context.Context, req map[string]any) error
@@ -138,7 +126,7 @@ func BenchmarkSyncParts(b *testing.B) {
 		if !supported(rt, lang.lang) {
 			continue
 		}
-		prog := compile(b, rt, lang.lang, lang.file)
+		prog := hooktest.Fixture(b, rt, lang.lang, lang.file)
 		for _, part := range []string{"overhead", "execution"} {
 			for _, n := range []int{10, 1000} {
 				req := benchsync.Request(n)
@@ -171,11 +159,11 @@ func BenchmarkRunaway(b *testing.B) {
 	for _, lang := range []struct {
 		lang scripting.Language
 		file string
-	}{{scripting.Starlark, "testdata/runaway.star"}, {scripting.JavaScript, "testdata/runaway.js"}} {
+	}{{scripting.Starlark, "runaway.star"}, {scripting.JavaScript, "runaway.js"}} {
 		if !supported(rt, lang.lang) {
 			continue
 		}
-		prog := compile(b, rt, lang.lang, lang.file)
+		prog := hooktest.Fixture(b, rt, lang.lang, lang.file)
 		budget := scripting.Budget{Timeout: 50 * time.Millisecond, MaxSteps: 1 << 62, MaxStackDepth: 200, MaxMemory: 32 << 20}
 		b.Run(string(lang.lang)+"/timeout", func(b *testing.B) {
 			var past, callPast time.Duration

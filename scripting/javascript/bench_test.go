@@ -6,24 +6,17 @@ import (
 	"os"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/dop251/goja"
 
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/scripting/internal/benchsync"
+	"metascript.dev/metascript/scripting/internal/hooktest"
 )
 
 func compileBench(b testing.TB) scripting.Program {
-	src, err := os.ReadFile("testdata/bench_sync.js")
-	if err != nil {
-		b.Fatal(err)
-	}
-	rt := scripting.NewRuntime(scripting.Options{}, NewCompiler())
-	prog, err := rt.Compile(scripting.JavaScript, "bench_sync.js", string(src))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return prog
+	return hooktest.Fixture(b, scripting.NewRuntime(scripting.Options{}, NewCompiler()), scripting.JavaScript, "bench_sync.js")
 }
 
 // TestBenchSyncMatchesGo keeps the benchmark honest: both implementations return the same.
@@ -44,25 +37,7 @@ func TestBenchSyncMatchesGo(t *testing.T) {
 // BenchmarkSync compares the Go floor with the same logic in JavaScript through the public
 // scripting API, conversion included.
 func BenchmarkSync(b *testing.B) {
-	prog := compileBench(b)
-	for _, n := range []int{10, 1000} {
-		req := benchsync.Request(n)
-		b.Run(fmt.Sprintf("go/children=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				benchsync.Go(req)
-			}
-		})
-		b.Run(fmt.Sprintf("javascript/children=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			ctx := context.Background()
-			for b.Loop() {
-				if _, err := prog.Call(ctx, scripting.Invocation{Function: "sync", Request: req}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	hooktest.BenchSync(b, scripting.JavaScript, compileBench(b))
 }
 
 // BenchmarkRuntimeSetup measures what isolation costs: building a hardened Runtime (paid
@@ -91,15 +66,16 @@ func BenchmarkRuntimeSetup(b *testing.B) {
 		b.ReportAllocs()
 		h := newHardRuntime()
 		for b.Loop() {
-			cs := &callState{p: p, budget: scripting.DefaultBudget, h: h, rt: h.rt}
+			cs := &callState{p: p, h: h, rt: h.rt}
 			h.cur = cs
 			cs.newGlobal()
-			callOnce(b, cs)
+			callSync(b, cs, nil)
 		}
 	})
 }
 
-func callOnce(b *testing.B, cs *callState) {
+// callSync runs cs's program and calls its sync with req, as Call does before it converts.
+func callSync(b *testing.B, cs *callState, req map[string]any) goja.Value {
 	wrapper, err := cs.rt.RunProgram(cs.p.prg)
 	if err != nil {
 		b.Fatal(err)
@@ -108,9 +84,11 @@ func callOnce(b *testing.B, cs *callState) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := fn(goja.Undefined(), cs.newRequest(nil)); err != nil {
+	v, err := fn(goja.Undefined(), cs.newRequest(req))
+	if err != nil {
 		b.Fatal(err)
 	}
+	return v
 }
 
 // BenchmarkCallOverhead is the fixed cost of one call: a hook that returns an empty object.
@@ -140,22 +118,12 @@ func BenchmarkConvert(b *testing.B) {
 	}
 	for _, n := range []int{10, 1000} {
 		h := newHardRuntime()
-		cs := &callState{p: p.(*Program), budget: scripting.DefaultBudget, h: h, rt: h.rt}
+		cs := &callState{p: p.(*Program), h: h, rt: h.rt}
 		h.cur = cs
 		cs.newGlobal()
-		cs.watch = scripting.StartMemoryWatch(0, nil)
-		wrapper, err := cs.rt.RunProgram(cs.p.prg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		fn, err := cs.lookup(wrapper, "sync")
-		if err != nil {
-			b.Fatal(err)
-		}
-		v, err := fn(goja.Undefined(), cs.newRequest(benchsync.Request(n)))
-		if err != nil {
-			b.Fatal(err)
-		}
+		cs.watch.Start(context.Background(), scripting.JavaScript, "bench", scripting.Budget{Timeout: time.Hour},
+			scripting.CancelFunc(func(scripting.StopReason) {}))
+		v := callSync(b, cs, benchsync.Request(n))
 		b.Run(fmt.Sprintf("children=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -164,6 +132,6 @@ func BenchmarkConvert(b *testing.B) {
 				}
 			}
 		})
-		cs.watch.Stop()
+		cs.watch.End()
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -48,7 +47,7 @@ import (
 //   - Failed calls. A Runtime returns to the pool only after a call that ended without an
 //     interrupt, a budget error or an internal error; any other is discarded, so a hook
 //     stopped half-way through a built-in leaves nothing behind. A stop requested after
-//     the call ended is ignored (reason stays reasonDone).
+//     the call ended is ignored (scripting.CallWatch.End).
 //
 // Hardening a Runtime costs milliseconds, paid once per pooled Runtime and again for each
 // discarded one; a call on a pooled Runtime pays only for its global overlay and the
@@ -59,11 +58,9 @@ import (
 // Budgets (b is inv.Budget with zero fields taken from scripting.DefaultBudget):
 //
 //   - Timeout and ctx interrupt the Runtime; goja stops at its next instruction. A Go
-//     built-in already running is not interrupted and finishes first: the amplifying ones
-//     are size-checked (guard.go) and backtracking regular expressions time out, but a
-//     built-in looping over a huge sparse length (Array.from({length: 1e9})) can hold the
-//     call past its deadline and allocate past its memory budget. Such loops are the
-//     known gap of this budget (see guard.go).
+//     built-in already running is not interrupted and finishes first: the ones that could
+//     run long or allocate much are guarded (guard.go lists what no guard covers) and
+//     backtracking regular expressions time out.
 //   - MaxStackDepth is goja's call-stack limit, exact.
 //   - MaxMemory: pre-allocation checks on amplifying built-ins (guard.go) plus the
 //     scripting allocation watchdog, which interrupts the Runtime.
@@ -72,29 +69,21 @@ import (
 // Budget errors cannot be caught by the hook: they are goja interrupts, not exceptions.
 func (p *Program) Call(ctx context.Context, inv scripting.Invocation) (any, error) {
 	b := inv.Budget.WithDefaults(scripting.DefaultBudget)
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("javascript hook %s: %w", p.name, context.Cause(ctx))
+	if ctx.Err() != nil {
+		return nil, scripting.Cancelled(ctx, scripting.JavaScript, p.name)
 	}
 	// Taken before the budgets start: a Runtime built here is not the hook's cost.
 	h := getRuntime()
-	cs := &callState{p: p, ctx: ctx, budget: b, log: inv.Log, now: inv.Now, h: h, rt: h.rt}
+	cs := &callState{p: p, log: inv.Log, now: inv.Now, h: h, rt: h.rt}
 	if cs.now == nil {
 		cs.now = time.Now
 	}
 	h.cur = cs
-	cs.started = time.Now()
-	timer := time.AfterFunc(b.Timeout, func() { cs.stop(reasonTimeout) })
-	var stopCtx func() bool
-	if ctx.Done() != nil {
-		stopCtx = context.AfterFunc(ctx, func() { cs.stop(reasonContext) })
-	}
+	cs.watch.Start(ctx, scripting.JavaScript, p.name, b, cs)
 	res, err := cs.run(inv)
-	timer.Stop()
-	if stopCtx != nil {
-		stopCtx()
-	}
+	unstopped := cs.watch.End()
 	var be *scripting.BudgetError
-	if !cs.poisoned && !errors.As(err, &be) && cs.reason.CompareAndSwap(reasonNone, reasonDone) {
+	if unstopped && !cs.poisoned && !errors.As(err, &be) {
 		putRuntime(h)
 	} else {
 		refillRuntime()
@@ -102,33 +91,26 @@ func (p *Program) Call(ctx context.Context, inv scripting.Invocation) (any, erro
 	return res, err
 }
 
-// Reasons an invocation was interrupted; the first one wins.
-const (
-	reasonNone int32 = iota
-	reasonTimeout
-	reasonMemory
-	reasonContext
-	reasonRefused // a guard refused an allocation; see callState.refused
-	reasonDone    // the call ended: later stops are ignored
-)
-
 // interruptValue is what the Runtime is interrupted with; only its type matters.
-type interruptValue struct{ reason int32 }
+type interruptValue struct{ reason scripting.StopReason }
 
 func (v interruptValue) Error() string { return "interrupted" }
 
-// callState is the execution state of one invocation. Its fields other than reason and
-// memUsed are used only by the goroutine running the hook.
-type callState struct {
-	p      *Program
-	ctx    context.Context
-	budget scripting.Budget
-	log    *slog.Logger
-	now    func() time.Time
+// Cancel interrupts the Runtime for the watch.
+func (cs *callState) Cancel(r scripting.StopReason) { cs.rt.Interrupt(interruptValue{r}) }
 
-	h     *hardRuntime
-	rt    *goja.Runtime // h.rt
-	watch *scripting.MemoryWatch
+// callState is the execution state of one invocation, used only by the goroutine running
+// the hook (but for watch; see scripting.CallWatch).
+type callState struct {
+	p   *Program
+	log *slog.Logger
+	now func() time.Time
+
+	h  *hardRuntime
+	rt *goja.Runtime // h.rt
+	// watch holds the budget and interrupts the Runtime for the first reason, a guard's
+	// refusal or its own.
+	watch scripting.CallWatch
 	env   *stdlib.Env // made on first stdlib call
 	// global is the hook's global object (see globalObject).
 	global *goja.Object
@@ -136,47 +118,33 @@ type callState struct {
 	modules map[string]goja.Value
 	// symbols is the call's symbol registry (Symbol.for).
 	symbols map[string]*goja.Symbol
-	started time.Time
-
-	reason  atomic.Int32
-	memUsed atomic.Int64
-	refused *scripting.BudgetError
 	// poisoned marks a Runtime that must not be reused: the call panicked, overflowed the
 	// stack or could not drain its promise jobs.
 	poisoned bool
 
 	// joinDepth guards the recursion of Array.prototype.join through nested arrays.
 	joinDepth int
-	// generatorDepth counts nested generator calls (guard_generator.go).
+	// generatorDepth counts nested generator calls (guard_iter.go).
 	generatorDepth int
 }
 
-// stop interrupts the invocation for reason, unless it already ended. Safe from any
-// goroutine.
-func (cs *callState) stop(reason int32) {
-	if cs.reason.CompareAndSwap(reasonNone, reason) {
-		cs.rt.Interrupt(interruptValue{reason})
-	}
-}
+// budget is the budget the call runs under.
+func (cs *callState) budget() scripting.Budget { return cs.watch.Budget() }
 
 // refuse records a guard's refusal, interrupts the Runtime and throws. The exception ends
 // whatever Go built-in is running (Array.from calling a guarded constructor, say) at once;
 // the interrupt then stops the hook at its next instruction, even inside a catch block, so
 // the hook cannot swallow the refusal.
 func (cs *callState) refuse(be *scripting.BudgetError) {
-	if cs.refused == nil {
-		cs.refused = be
-	}
-	if cs.reason.CompareAndSwap(reasonNone, reasonRefused) {
-		cs.rt.Interrupt(interruptValue{reasonRefused})
-	}
+	cs.watch.Refuse(be)
+	cs.watch.Stop(scripting.StoppedRefused)
 	panic(cs.rt.NewTypeError(be.Error()))
 }
 
 // reserve is the pre-allocation check of guarded built-ins: it returns if n more bytes may
 // be allocated and refuses (see refuse) otherwise.
 func (cs *callState) reserve(n int64) {
-	if err := cs.watch.Reserve(scripting.JavaScript, n); err != nil {
+	if err := cs.watch.Reserve(n); err != nil {
 		cs.refuse(err.(*scripting.BudgetError))
 	}
 }
@@ -186,19 +154,14 @@ func (cs *callState) reserve(n int64) {
 // becomes an error rather than a crash.
 func (cs *callState) run(inv scripting.Invocation) (res any, err error) {
 	rt := cs.rt
-	rt.SetMaxCallStackSize(cs.budget.MaxStackDepth)
+	rt.SetMaxCallStackSize(cs.budget().MaxStackDepth)
 	rt.SetTimeSource(cs.now)
-	cs.watch = scripting.StartMemoryWatch(cs.budget.MaxMemory, func(used int64) {
-		cs.memUsed.Store(used)
-		cs.stop(reasonMemory)
-	})
 	defer func() {
 		if v := recover(); v != nil {
 			res, err = nil, cs.mapError(v)
 			cs.poisoned = true
 		}
 		cs.drainJobs()
-		cs.watch.Stop()
 	}()
 	cs.newGlobal()
 
@@ -220,7 +183,7 @@ func (cs *callState) run(inv scripting.Invocation) (res any, err error) {
 	if err != nil {
 		return nil, cs.mapError(err)
 	}
-	if r := cs.reason.Load(); r != reasonNone {
+	if cs.watch.Reason() != scripting.NotStopped {
 		// Stopped during conversion without running script code, which would have raised
 		// the interrupt: report the budget all the same.
 		return nil, cs.mapError(&goja.InterruptedError{})
@@ -233,7 +196,7 @@ func (cs *callState) run(inv scripting.Invocation) (res any, err error) {
 // leaves the Runtime, which conversion does not do. A job that fails to finish (an
 // interrupt, a panic) poisons the Runtime.
 func (cs *callState) drainJobs() {
-	if cs.poisoned || cs.reason.Load() != reasonNone {
+	if cs.poisoned || cs.watch.Reason() != scripting.NotStopped {
 		return
 	}
 	defer func() {
@@ -284,24 +247,15 @@ func (cs *callState) lookup(wrapper goja.Value, name string) (goja.Callable, err
 
 func (cs *callState) stdlibEnv() *stdlib.Env {
 	if cs.env == nil {
-		cs.env = &stdlib.Env{Now: cs.now, Log: cs.log, MaxBytes: cs.budget.MaxMemory,
-			Reserve: func(n int64) error { return cs.watch.Reserve(scripting.JavaScript, n) }}
+		cs.env = &stdlib.Env{Now: cs.now, Log: cs.log, MaxBytes: cs.budget().MaxMemory,
+			Reserve: func(n int64) error { return cs.watch.Memory().Reserve(scripting.JavaScript, n) }}
 	}
 	return cs.env
 }
 
-// budgetError reports budget with what was used, located at stack.
-func (cs *callState) budgetError(budget string, stack []scripting.Frame) *scripting.BudgetError {
-	e := &scripting.BudgetError{Language: scripting.JavaScript, Budget: budget, Stack: stack}
-	switch budget {
-	case scripting.BudgetTimeout:
-		e.Limit, e.Used, e.Unit = int64(cs.budget.Timeout), int64(time.Since(cs.started)), "ns"
-	case scripting.BudgetMemory:
-		e.Limit, e.Used, e.Unit = cs.budget.MaxMemory, cs.memUsed.Load(), "bytes"
-	case scripting.BudgetStackDepth:
-		e.Limit, e.Used, e.Unit = int64(cs.budget.MaxStackDepth), int64(cs.budget.MaxStackDepth)+1, "frames"
-	}
-	return e
+// stackExceeded reports the stack-depth budget, which goja found exceeded, at stack.
+func (cs *callState) stackExceeded(stack []scripting.Frame) *scripting.BudgetError {
+	return cs.watch.Exceeded(scripting.BudgetStackDepth, int64(cs.budget().MaxStackDepth)+1, stack)
 }
 
 // mapError turns what goja returned or panicked with into the scripting error types.
@@ -310,38 +264,25 @@ func (cs *callState) mapError(v any) error {
 	if st, ok := v.(interface{ Stack() []goja.StackFrame }); ok {
 		stack = frames(st.Stack())
 	}
-	if cs.refused != nil {
+	if be := cs.watch.Refusal(stack); be != nil {
 		// A guard refused an allocation: the refusal's exception, or the interrupt that
 		// follows it, ended the hook.
-		be := *cs.refused
-		be.Stack = stack
-		return &be
-	}
-	stopped := func() error {
-		switch cs.reason.Load() {
-		case reasonTimeout:
-			return cs.budgetError(scripting.BudgetTimeout, stack)
-		case reasonMemory:
-			return cs.budgetError(scripting.BudgetMemory, stack)
-		case reasonContext:
-			return fmt.Errorf("javascript hook %s: %w", cs.p.name, context.Cause(cs.ctx))
-		}
-		return nil
+		return be
 	}
 	switch e := v.(type) {
 	case *goja.InterruptedError, *goja.StackOverflowError:
 		if _, ok := e.(*goja.StackOverflowError); ok {
 			cs.poisoned = true
-			return cs.budgetError(scripting.BudgetStackDepth, stack)
+			return cs.stackExceeded(stack)
 		}
-		if err := stopped(); err != nil {
+		if err := cs.watch.Err(stack); err != nil {
 			return err
 		}
 		return &scripting.RuntimeError{Language: scripting.JavaScript, Msg: "interrupted", Stack: stack}
 	case *goja.Exception:
 		// A guard that finds the call stopped throws; if nothing runs after it, the
 		// exception rather than the interrupt ends the hook. The stop is the cause.
-		if err := stopped(); err != nil {
+		if err := cs.watch.Err(stack); err != nil {
 			return err
 		}
 		return cs.thrown(e, stack)

@@ -8,8 +8,8 @@ import (
 	"github.com/dop251/goja/token"
 )
 
-// Concatenation is the one amplifier the built-in wrappers of guard.go cannot reach: goja
-// runs `a + b` as an instruction, and `s = s + s` doubles a string per step, each step one
+// Concatenation, like the BigInt operators (guard_bigint.go), is an amplifier that no
+// built-in's wrapper (guard.go) can reach: goja runs `a + b` as an instruction, and `s = s + s` doubles a string per step, each step one
 // allocation twice the last, which the watchdog sees only once it is made. So Compile
 // rewrites, in the hook's syntax tree,
 //
@@ -27,6 +27,24 @@ import (
 // Otherwise the result is what `+` makes: strings are concatenated, other primitives are
 // added as numbers (BigInts and objects go to goja's own `+`).
 const addName = "$metascript$add"
+
+func init() { registerGuards("add", (*hardRuntime).installAdd) }
+
+// plusSource names plusProgram in stacks, which leave it out.
+const plusSource = "<plus>"
+
+var plusProgram = goja.MustCompile(plusSource, `(function (a, b) { return a + b; })`, true)
+
+// installAdd makes $metascript$add, which each call's wrapper is handed, and keeps goja's own
+// `+` for the operands it leaves to it.
+func (h *hardRuntime) installAdd() {
+	rt := h.rt
+	plus, err := rt.RunProgram(plusProgram)
+	must(err)
+	h.plus, _ = goja.AssertFunction(plus)
+	h.addFn = rt.ToValue(h.add).(*goja.Object)
+	must(h.addFn.DefineDataProperty("name", rt.ToValue(addName), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+}
 
 // rewriteAdds rewrites the sums, and the BigInt operators of guard_bigint.go, of the syntax
 // tree below n in place.
@@ -145,30 +163,6 @@ func (h *hardRuntime) add(c goja.FunctionCall) goja.Value {
 		h.cur.reserve(stringBytes(as) + stringBytes(bs))
 	}
 	return as.Concat(bs)
-}
-
-// toJSString converts v as String(v) does; a symbol is returned unchanged (ok false), for
-// the built-in to throw its TypeError.
-func toJSString(rt *goja.Runtime, v goja.Value) (goja.String, bool) {
-	switch v := v.(type) {
-	case goja.String:
-		return v, true
-	case *goja.Symbol:
-		return nil, false
-	}
-	return rt.ToValue(v.String()).(goja.String), true
-}
-
-// asciiType is the dynamic type goja gives strings of ASCII characters only.
-var asciiType = reflect.TypeOf(goja.New().ToValue("a"))
-
-// stringBytes is the memory s takes as part of a concatenation: a byte per character if it
-// is ASCII, two otherwise (goja holds such strings as UTF-16, and so the result).
-func stringBytes(s goja.String) int64 {
-	if reflect.TypeOf(s) == asciiType {
-		return int64(s.Length())
-	}
-	return 2 * int64(s.Length())
 }
 
 // plainPrimitive reports whether v is a primitive that `+` converts without running code or

@@ -5,31 +5,63 @@ import (
 
 	"github.com/dop251/goja"
 
-	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
-// Guards of the built-ins that copy references into a new array or string in one call, where
-// repeated references amplify: a thousand references to one array of ten thousand elements
-// flatten or concatenate into ten million elements. See installGuards for the list.
+// Guards of the built-ins that make an array, or a string of an array, in one call. Repeated
+// references amplify: a thousand references to one array of ten thousand elements flatten
+// or concatenate into ten million elements. Each guard reserves, before the built-in runs:
+//
+//	Array(n), new Array(n)           n elements (goja allocates lazily; refused early anyway)
+//	Array.prototype.fill             the filled range
+//	Array.prototype.join (toString)  the joined length, nested arrays included
+//	Array.prototype.concat           the elements of this and of the array arguments
+//	Array.prototype.flat             the flattened length, to the given depth
 
-// bytesPerSplitElement is what one piece of a split by a string costs goja: the piece in
-// the Go slice it splits into, the boxed string and its slot in the result (the characters
-// are shared with the input).
-const bytesPerSplitElement = 48
+func init() { registerGuards("array", (*hardRuntime).installArrayGuards) }
 
-// bytesPerRegexpSplitChar bounds what a split by a RegExp costs per character of its input:
-// goja finds every match before it applies the limit, allocating per match.
-const bytesPerRegexpSplitChar = 256
+// maxJoinDepth bounds the nesting of arrays joined into one string.
+const maxJoinDepth = 1000
 
-func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
+func (h *hardRuntime) installArrayGuards() {
+	rt := h.rt
+	arrayProto := h.prototype("Array")
+	h.wrap(arrayProto, "fill", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		if o, ok := c.This.(*goja.Object); ok {
+			l := toLength(o.Get("length"))
+			start := relIndex(c.Argument(1), l, 0)
+			end := relIndex(c.Argument(2), l, l)
+			if end > start {
+				h.cur.reserve(cost.Mul(end-start, cost.Element))
+			}
+		}
+		return call(orig, c.This, c.Arguments...)
+	})
+	h.wrap(arrayProto, "join", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		if o, ok := c.This.(*goja.Object); ok {
+			cs := h.cur
+			sep := 1
+			if s := c.Argument(0); !goja.IsUndefined(s) {
+				sep = len(s.String())
+			}
+			cs.joinDepth++
+			defer func() { cs.joinDepth-- }()
+			if cs.joinDepth > maxJoinDepth {
+				panic(rt.NewTypeError("Array.prototype.join: arrays nest deeper than %d levels", maxJoinDepth))
+			}
+			cs.checkLoop(toLength(o.Get("length")))
+			cs.reserve(joinSize(rt, o, int64(sep), 0))
+		}
+		return call(orig, c.This, c.Arguments...)
+	})
 	h.wrap(arrayProto, "flat", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		if o, ok := c.This.(*goja.Object); ok {
 			depth := 1.0
 			if d := c.Argument(0); !goja.IsUndefined(d) {
 				depth = d.ToNumber().ToFloat()
 			}
-			budget := h.cur.budget.MaxMemory / bytesPerElement
-			h.cur.reserve(satMul(flatLen(h.rt, o, depth, budget+1, 0), bytesPerElement))
+			budget := h.cur.budget().MaxMemory / cost.Element
+			h.cur.reserve(cost.Mul(flatLen(h.rt, o, depth, budget+1, 0), cost.Element))
 		}
 		return call(orig, c.This, c.Arguments...)
 	})
@@ -37,54 +69,71 @@ func (h *hardRuntime) installArrayGuards(arrayProto, stringProto *goja.Object) {
 		if o, ok := c.This.(*goja.Object); ok {
 			n := concatLen(o)
 			for _, a := range c.Arguments {
-				n = satAdd(n, concatLen(a))
+				n = cost.Add(n, concatLen(a))
 			}
-			h.cur.reserve(satMul(n, bytesPerElement))
+			h.cur.reserve(cost.Mul(n, cost.Element))
 		}
 		return call(orig, c.This, c.Arguments...)
 	})
-	h.wrap(stringProto, "split", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
-		s, ok := thisString(c.This)
-		sep := c.Argument(0)
-		sepObj, isObj := sep.(*goja.Object)
-		if !ok || (isObj && sepObj.ClassName() != "RegExp") {
-			// A separator object of the hook's own splits in script code.
-			return call(orig, c.This, c.Arguments...)
+	h.array = h.guardedArray(h.global.Get("Array").(*goja.Object))
+}
+
+// guardedArray returns a proxy of the Array constructor that checks Array(n) and new
+// Array(n) against the memory budget.
+func (h *hardRuntime) guardedArray(arrayCtor *goja.Object) *goja.Object {
+	return h.guardedConstructor(arrayCtor, func(args []goja.Value) {
+		if len(args) == 1 {
+			if n := args[0].ToNumber().ToFloat(); n > 0 && !math.IsNaN(n) {
+				h.cur.reserve(int64(math.Min(n, math.MaxInt64/cost.Element)) * cost.Element)
+			}
 		}
-		str, _ := toJSString(h.rt, s)
-		n := int64(str.Length())
-		if n*bytesPerSplitElement < scripting.SmallAlloc {
-			return call(orig, s, c.Arguments...)
-		}
-		cs := h.cur
-		if isObj {
-			cs.reserve(satMul(n, bytesPerRegexpSplitChar))
-			return call(orig, s, c.Arguments...)
-		}
-		// At most n+1 pieces. Rather than counting them first, split with a limit the
-		// budget affords and refuse if the split reaches it.
-		limit := int64(math.MaxUint32)
-		if l := c.Argument(1); !goja.IsUndefined(l) {
-			limit = int64(uint32(l.ToInteger()))
-		}
-		affordable := max((cs.watch.Limit()-cs.watch.Used())/bytesPerSplitElement, 1)
-		if limit <= affordable || n+1 <= affordable {
-			return call(orig, s, sep, h.rt.ToValue(limit))
-		}
-		res := call(orig, s, sep, h.rt.ToValue(affordable))
-		if arrayLen(res) >= affordable {
-			cs.reserve(satMul(n+1, bytesPerSplitElement))
-		}
-		return res
 	})
 }
 
-// arrayLen is the length of v if it is an array, else 1.
-func arrayLen(v goja.Value) int64 {
-	if isArrayObject(v) {
-		return toLength(v.(*goja.Object).Get("length"))
+// relIndex is the spec's relative index: negative values count from the end, clamped to
+// [0, l]; undefined means def.
+func relIndex(v goja.Value, l, def int64) int64 {
+	if goja.IsUndefined(v) {
+		return def
 	}
-	return 1
+	f := v.ToFloat()
+	if math.IsNaN(f) {
+		return 0
+	}
+	if f < 0 {
+		return int64(math.Max(float64(l)+math.Trunc(f), 0))
+	}
+	return int64(math.Min(math.Trunc(f), float64(l)))
+}
+
+// joinSize estimates the length of o.join(sep): exact for strings and numbers, recursive
+// for nested arrays (goja returns "" for a cycle), a small constant for other objects (whose
+// toString runs script code, interruptible by the watchdog).
+func joinSize(rt *goja.Runtime, o *goja.Object, sep int64, depth int) int64 {
+	l := toLength(o.Get("length"))
+	if depth > maxJoinDepth {
+		return 0
+	}
+	total := cost.Mul(l, sep)
+	if o.ClassName() != "Array" || l > 1<<24 {
+		// Not a plain array, or holes the original will walk: charge the separators only.
+		return total
+	}
+	for _, e := range elements(rt, o, l) {
+		switch {
+		case e == nil || goja.IsUndefined(e) || goja.IsNull(e):
+		case goja.IsString(e):
+			total += int64(len(e.String()))
+		case isArrayObject(e):
+			total += joinSize(rt, e.(*goja.Object), 1, depth+1)
+		default:
+			total += 24
+		}
+		if total < 0 {
+			return math.MaxInt64
+		}
+	}
+	return total
 }
 
 // concatLen is what concat adds for v: the length of an array or of an object made
@@ -111,7 +160,7 @@ func flatLen(rt *goja.Runtime, o *goja.Object, depth float64, limit int64, nesti
 	total := int64(0)
 	for _, e := range elements(rt, o, l) {
 		if isArrayObject(e) {
-			total = satAdd(total, flatLen(rt, e.(*goja.Object), depth-1, limit-total, nesting+1))
+			total = cost.Add(total, flatLen(rt, e.(*goja.Object), depth-1, limit-total, nesting+1))
 		} else {
 			total++
 		}
@@ -120,11 +169,4 @@ func flatLen(rt *goja.Runtime, o *goja.Object, depth float64, limit int64, nesti
 		}
 	}
 	return total
-}
-
-func satAdd(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }

@@ -30,6 +30,8 @@ import (
 // goja's own instruction, in time quadratic in its length.
 const MaxBigIntBits = 1 << 18
 
+func init() { registerGuards("bigint", (*hardRuntime).installBigIntGuards) }
+
 const arithName = "$metascript$arith"
 
 // The operations of $metascript$arith, its first argument.
@@ -155,10 +157,21 @@ func (h *hardRuntime) newRangeError(format string, args ...any) *goja.Object {
 	return e
 }
 
-// guardBigInt replaces the global BigInt by a proxy that checks BigInt(string), and wraps
-// BigInt.asIntN and asUintN.
-func (h *hardRuntime) guardBigInt() {
+// installBigIntGuards makes $metascript$arith, which each call's wrapper is handed, replaces
+// the global BigInt by a proxy that checks BigInt(string), and wraps BigInt.asIntN and
+// asUintN.
+func (h *hardRuntime) installBigIntGuards() {
 	rt := h.rt
+	h.arithFn = rt.ToValue(h.arith).(*goja.Object)
+	must(h.arithFn.DefineDataProperty("name", rt.ToValue(arithName), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	mk, err := rt.RunProgram(arithProgram)
+	must(err)
+	makeOps, _ := goja.AssertFunction(mk)
+	ops, err := makeOps(goja.Undefined(), h.arithFn)
+	must(err)
+	h.arithPrimitive, _ = goja.AssertFunction(ops.(*goja.Object).Get("0"))
+	h.arithConvert, _ = goja.AssertFunction(ops.(*goja.Object).Get("1"))
+
 	ctor := h.global.Get("BigInt").(*goja.Object)
 	proxy := rt.ToValue(rt.NewProxy(ctor, &goja.ProxyTrapConfig{
 		Apply: func(target *goja.Object, this goja.Value, args []goja.Value) goja.Value {

@@ -18,6 +18,13 @@ import (
 // throw, which delegation calls, and counts them against MaxStackDepth: a call nested deeper
 // than that fails the stack-depth budget.
 
+func init() {
+	registerGuards("iter", func(h *hardRuntime) {
+		h.installGeneratorGuard()
+		h.installIteratorGuard()
+	})
+}
+
 var generatorProto = goja.MustCompile("<sandbox>",
 	`Object.getPrototypeOf(Object.getPrototypeOf((function* () {})()))`, true)
 
@@ -30,8 +37,8 @@ func (h *hardRuntime) installGeneratorGuard() {
 			cs := h.cur
 			cs.generatorDepth++
 			defer func() { cs.generatorDepth-- }()
-			if cs.generatorDepth > cs.budget.MaxStackDepth {
-				cs.refuse(cs.budgetError(scripting.BudgetStackDepth, nil))
+			if cs.generatorDepth > cs.budget().MaxStackDepth {
+				cs.refuse(cs.stackExceeded(nil))
 			}
 			return call(orig, c.This, c.Arguments...)
 		})
@@ -52,7 +59,7 @@ func (h *hardRuntime) installIteratorGuard() {
 	must(err)
 	for _, idx := range []string{"0", "1"} {
 		h.wrap(v.(*goja.Object).Get(idx).(*goja.Object), "next", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
-			if cs := h.cur; cs.reason.Load() != reasonNone {
+			if h.cur.watch.Reason() != scripting.NotStopped {
 				panic(h.rt.NewTypeError("iteration stopped: the hook was stopped"))
 			}
 			return call(orig, c.This, c.Arguments...)

@@ -2,6 +2,8 @@ package javascript
 
 import (
 	"github.com/dop251/goja"
+
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
 // Loops over a length. Most of goja's Array.prototype methods, on anything but a dense
@@ -13,7 +15,7 @@ import (
 //	a.sort()                                               // a 64 GiB slice: the process dies
 //
 // The guard bounds such a walk by the memory budget: a method that walks more indices than
-// an array within the budget could hold (MaxMemory / bytesPerElement) is refused, as if it
+// an array within the budget could hold (MaxMemory / cost.Element) is refused, as if it
 // allocated them. A dense array is never refused: one that long would have passed the
 // budget when it was made. Below that bound a walk costs at most some 10 ns per index
 // (40 ms for the 2 Mi indices a 32 MiB budget affords).
@@ -21,6 +23,8 @@ import (
 // The methods that copy what they walk into a new array or an argument list
 // (Function.prototype.apply, Reflect.apply and Reflect.construct, Array.from of an
 // array-like that is not iterable) reserve the copy from the budget instead.
+
+func init() { registerGuards("loop", (*hardRuntime).installLoopGuards) }
 
 // loopingMethods are the Array.prototype methods that walk the receiver's length in Go.
 // (join, fill, flat and concat have guards of their own; find and its kin call their
@@ -35,7 +39,7 @@ var loopingMethods = []string{
 // checkLoop refuses a walk over length indices that no array within the memory budget
 // could have.
 func (cs *callState) checkLoop(length int64) {
-	if n := satMul(length, bytesPerElement); n > cs.budget.MaxMemory {
+	if n := cost.Mul(length, cost.Element); n > cs.budget().MaxMemory {
 		cs.reserve(n)
 	}
 }
@@ -49,7 +53,8 @@ func receiverLength(this goja.Value) int64 {
 	return 0
 }
 
-func (h *hardRuntime) installLoopGuards(arrayProto *goja.Object) {
+func (h *hardRuntime) installLoopGuards() {
+	arrayProto := h.prototype("Array")
 	for _, name := range loopingMethods {
 		h.wrap(arrayProto, name, func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 			h.cur.checkLoop(receiverLength(c.This))
@@ -60,7 +65,7 @@ func (h *hardRuntime) installLoopGuards(arrayProto *goja.Object) {
 	// The argument lists made of an array-like.
 	reserveList := func(v goja.Value) {
 		if _, ok := v.(*goja.Object); ok {
-			h.cur.reserve(satMul(receiverLength(v), bytesPerElement))
+			h.cur.reserve(cost.Mul(receiverLength(v), cost.Element))
 		}
 	}
 	fnProto := h.noCodeGen.Prototype()
@@ -83,7 +88,7 @@ func (h *hardRuntime) installLoopGuards(arrayProto *goja.Object) {
 		if o, ok := c.Argument(0).(*goja.Object); ok {
 			if it := o.GetSymbol(symIterator); it == nil || goja.IsUndefined(it) || goja.IsNull(it) {
 				// Copied index by index: the copy is the walk.
-				h.cur.reserve(satMul(receiverLength(o), bytesPerElement))
+				h.cur.reserve(cost.Mul(receiverLength(o), cost.Element))
 			}
 		}
 		return call(orig, c.This, c.Arguments...)

@@ -2,12 +2,24 @@ package javascript
 
 import (
 	"strings"
+	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
+// Regular expressions. Compiling a pattern costs bytesPerPatternChar a character: RegExp(p),
+// new RegExp(p), and match, matchAll and search of a string, which compile a string
+// argument, reserve it (guardedRegExp).
+//
+// Regular expressions that need backtracking (backreferences, lookaround) run on regexp2,
+// whose matching cannot be interrupted: its timeout is set to RegexpTimeout, after which the
+// match fails (no match), so a catastrophic pattern holds a CPU for at most that long per
+// match call.
+//
 // Global matching. For `s.match(re)` and `s.replace(re, r)` with a global RegExp, goja finds
 // every match in one Go call before it uses one, allocating some 250 bytes per match with no
 // interrupt check: "x".repeat(4 << 20).match(/x/g) allocated 974 MiB in 2 s under a 32 MiB
@@ -16,6 +28,18 @@ import (
 // instead (exec until it fails, advancing past empty matches), one exec call at a time from
 // script code, where the watchdog and the timeout stop it like any loop. Shorter inputs keep
 // goja's single call.
+
+func init() {
+	// Process-wide: regexp2 is used only by goja here.
+	regexp2.DefaultMatchTimeout = RegexpTimeout
+	registerGuards("regexp", func(h *hardRuntime) {
+		h.installRegExpGuards()
+		h.regexp = h.guardedRegExp(h.global.Get("RegExp").(*goja.Object), h.prototype("String"))
+	})
+}
+
+// RegexpTimeout bounds one backtracking regular-expression match.
+const RegexpTimeout = 250 * time.Millisecond
 
 // bytesPerMatchChar bounds what goja's global match allocates per character of its input.
 const bytesPerMatchChar = 256
@@ -43,11 +67,11 @@ var matchLoopFrom = 1 << 30
 // mayPass reports whether allocating n bytes may take the call past half the memory budget
 // it has left. Below scripting.SmallAlloc it does not sample the heap.
 func (cs *callState) mayPass(n int64) bool {
-	limit := cs.watch.Limit()
+	limit := cs.watch.Memory().Limit()
 	if limit <= 0 || n < scripting.SmallAlloc {
 		return false
 	}
-	return n > (limit-cs.watch.Used())/2
+	return n > (limit-cs.watch.Memory().Used())/2
 }
 
 // execThroughScript makes a stand-in for a global RegExp whose exec is a script function
@@ -104,18 +128,6 @@ func (h *hardRuntime) installRegExpGuards() {
 	})
 }
 
-// wrapSymbol is wrap for a method keyed by a well-known symbol.
-func (h *hardRuntime) wrapSymbol(o *goja.Object, sym *goja.Symbol, name string, length int, check func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
-	orig, ok := goja.AssertFunction(o.GetSymbol(sym))
-	if !ok {
-		return
-	}
-	fn := h.rt.ToValue(func(c goja.FunctionCall) goja.Value { return check(orig, c) }).(*goja.Object)
-	must(fn.DefineDataProperty("name", h.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	must(fn.DefineDataProperty("length", h.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
-	must(o.DefineDataPropertySymbol(sym, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE))
-}
-
 // bytesPerPatternChar bounds what compiling a RegExp costs per character of its pattern:
 // goja's translation and either engine's compiled program (a 16 MiB pattern took 494 MiB).
 const bytesPerPatternChar = 32
@@ -138,7 +150,7 @@ func (h *hardRuntime) guardedRegExp(ctor, stringProto *goja.Object) *goja.Object
 			}
 		}
 		if n > 0 {
-			h.cur.reserve(satMul(n, bytesPerPatternChar))
+			h.cur.reserve(cost.Mul(n, bytesPerPatternChar))
 		}
 	}
 	for _, name := range []string{"match", "matchAll", "search"} {

@@ -9,6 +9,8 @@ import (
 	"metascript.dev/metascript/scripting"
 )
 
+func init() { registerGuards("stringify", (*hardRuntime).installStringifyGuard) }
+
 // MaxJSONStringifyDepth bounds the nesting of a value given to JSON.stringify.
 const MaxJSONStringifyDepth = 1000
 
@@ -40,8 +42,8 @@ type stringifyMeter struct {
 	pending int64          // bytes charged since the last reservation
 }
 
-func (h *hardRuntime) guardStringify(jsonObj *goja.Object) {
-	h.wrap(jsonObj, "stringify", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+func (h *hardRuntime) installStringifyGuard() {
+	h.wrap(h.global.Get("JSON").(*goja.Object), "stringify", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		m := &stringifyMeter{cs: h.cur, gap: stringifyGap(c.Argument(2))}
 		if r, ok := c.Argument(1).(*goja.Object); ok {
 			if fn, ok := goja.AssertFunction(r); ok {
@@ -59,7 +61,7 @@ func (h *hardRuntime) guardStringify(jsonObj *goja.Object) {
 // replace is the replacer goja calls with the holder as this, for every value it writes.
 func (m *stringifyMeter) replace(c goja.FunctionCall) goja.Value {
 	cs := m.cs
-	if cs.reason.Load() != reasonNone {
+	if cs.watch.Reason() != scripting.NotStopped {
 		panic(cs.rt.NewTypeError("JSON.stringify: the hook was stopped"))
 	}
 	key, v := c.Argument(0), c.Argument(1)

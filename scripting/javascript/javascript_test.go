@@ -16,6 +16,7 @@ import (
 	"github.com/dop251/goja"
 
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/hooktest"
 	"metascript.dev/metascript/stdlib"
 )
 
@@ -56,27 +57,12 @@ func newTestRuntime() *scripting.Runtime {
 
 func compileFixture(t testing.TB, rt *scripting.Runtime, file string) scripting.Program {
 	t.Helper()
-	src, err := os.ReadFile("testdata/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := rt.Compile(scripting.JavaScript, file, string(src))
-	if err != nil {
-		t.Fatalf("compile %s: %v", file, err)
-	}
-	return p
+	return hooktest.Fixture(t, rt, scripting.JavaScript, file)
 }
 
 // testRequest returns a fresh request; tests compare it afterwards to prove it was not
 // written.
-func testRequest() map[string]any {
-	return map[string]any{
-		"parent": map[string]any{
-			"metadata": map[string]any{"name": "demo", "labels": map[string]any{"app": "demo"}},
-			"spec":     map[string]any{"replicas": int64(3), "ratio": 0.5, "tags": []any{"a", "b"}},
-		},
-	}
-}
+var testRequest = hooktest.Request
 
 func TestCompileErrors(t *testing.T) {
 	deepParens := strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000)
@@ -571,15 +557,16 @@ func TestStringify(t *testing.T) {
 		// goja runs JSON.stringify to its end without checking for interrupts; the guard's
 		// replacer ends it at the next value once the invocation is stopped.
 		h := newHardRuntime()
-		cs := &callState{h: h, rt: h.rt, budget: scripting.DefaultBudget}
+		cs := &callState{h: h, rt: h.rt}
 		h.cur = cs
-		cs.watch = scripting.StartMemoryWatch(0, nil)
-		defer cs.watch.Stop()
+		cs.watch.Start(context.Background(), scripting.JavaScript, "test", scripting.Budget{Timeout: time.Hour},
+			scripting.CancelFunc(func(scripting.StopReason) {}))
+		defer cs.watch.End()
 		stringify, _ := goja.AssertFunction(h.global.Get("JSON").(*goja.Object).Get("stringify"))
 		if _, err := stringify(goja.Undefined(), h.rt.ToValue(map[string]any{"a": 1})); err != nil {
 			t.Fatalf("before the stop: %v", err)
 		}
-		cs.reason.Store(reasonContext)
+		cs.watch.Stop(scripting.StoppedContext)
 		_, err := stringify(goja.Undefined(), h.rt.ToValue(map[string]any{"a": 1}))
 		if err == nil || !strings.Contains(err.Error(), "JSON.stringify: the hook was stopped") {
 			t.Fatalf("got %v, want the stop", err)

@@ -25,7 +25,8 @@ type hardRuntime struct {
 	array *goja.Object
 	// regexp is the guarded proxy of the RegExp constructor (guardedRegExp).
 	regexp *goja.Object
-	// reflectConstruct is the original Reflect.construct, for the guards.
+	// reflectConstruct is Reflect.construct as the hook sees it, guarded (guard_loop.go),
+	// for the constructors' proxies (guardedConstructor).
 	reflectConstruct goja.Callable
 	// flush is a no-op function: calling it runs the promise jobs a conversion queued.
 	flush goja.Callable
@@ -39,6 +40,11 @@ type hardRuntime struct {
 	arithPrimitive, arithConvert goja.Callable
 	// cur is the call using the Runtime; guards and the stdlib bridge charge it.
 	cur *callState
+
+	// wrapped and family record, while installGuards runs, which family wrapped which
+	// built-in (claim).
+	wrapped map[wrappedKey]string
+	family  string
 }
 
 //go:embed harden.js
@@ -47,11 +53,6 @@ var hardenSource string
 var hardenProgram = goja.MustCompile("<harden>", hardenSource, true)
 
 // codeGenProtos evaluates to the prototypes whose constructor property compiles source.
-// plusSource names plusProgram in stacks, which leave it out.
-const plusSource = "<plus>"
-
-var plusProgram = goja.MustCompile(plusSource, `(function (a, b) { return a + b; })`, true)
-
 var codeGenProtos = goja.MustCompile("<sandbox>",
 	`[Object.getPrototypeOf(function*(){}), Object.getPrototypeOf(async function(){})]`, true)
 

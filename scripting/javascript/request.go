@@ -7,6 +7,7 @@ import (
 	"github.com/dop251/goja"
 
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
 // The request reaches the hook as lazy copy-on-write views over the engine's values: a map
@@ -254,7 +255,7 @@ func (a *arrayView) SetLen(n int) bool {
 		return false
 	}
 	if n > a.length {
-		a.cs.reserve(int64(n-a.length) * bytesPerElement)
+		a.cs.reserve(int64(n-a.length) * cost.Element)
 	}
 	a.written = true
 	a.materialise()

@@ -39,7 +39,7 @@ type converter struct {
 }
 
 func newConverter(cs *callState) *converter {
-	return &converter{cs: cs, rt: cs.rt, meter: scripting.NewOutputMeter(scripting.JavaScript, cs.budget),
+	return &converter{cs: cs, rt: cs.rt, meter: scripting.NewOutputMeter(scripting.JavaScript, cs.budget()),
 		ancestors: make([]*goja.Object, 0, 16)}
 }
 

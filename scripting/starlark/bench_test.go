@@ -8,36 +8,14 @@ import (
 
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/scripting/internal/benchsync"
+	"metascript.dev/metascript/scripting/internal/hooktest"
 )
 
+// BenchmarkSync compares the Go floor with the same logic in Starlark through the public
+// scripting API, conversion included.
 func BenchmarkSync(b *testing.B) {
-	src, err := os.ReadFile("testdata/bench_sync.star")
-	if err != nil {
-		b.Fatal(err)
-	}
 	rt := scripting.NewRuntime(scripting.Options{}, NewCompiler())
-	prog, err := rt.Compile(scripting.Starlark, "bench_sync.star", string(src))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, n := range []int{10, 1000} {
-		req := benchsync.Request(n)
-		b.Run(fmt.Sprintf("go/children=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				benchsync.Go(req)
-			}
-		})
-		b.Run(fmt.Sprintf("starlark/children=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			ctx := context.Background()
-			for b.Loop() {
-				if _, err := prog.Call(ctx, scripting.Invocation{Function: "sync", Request: req}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	hooktest.BenchSync(b, scripting.Starlark, hooktest.Fixture(b, rt, scripting.Starlark, "bench_sync.star"))
 }
 
 // BenchmarkConvert measures result conversion alone, on the value bench_sync.star returns.
@@ -51,10 +29,10 @@ func BenchmarkConvert(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, n := range []int{10, 1000} {
-		cs := newCallState(scripting.DefaultBudget, nil, nil)
-		thread := cs.start("bench")
+		cs := &callState{}
+		thread := cs.start(context.Background(), "bench", scripting.DefaultBudget)
 		v, err := callRecovered(thread, p.(*program).globals["sync"], newMapView(benchsync.Request(n)))
-		cs.finish()
+		cs.watch.End()
 		if err != nil {
 			b.Fatal(err)
 		}

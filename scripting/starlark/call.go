@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -51,23 +50,13 @@ func (p *program) Call(ctx context.Context, inv scripting.Invocation) (any, erro
 			Msg: fmt.Sprintf("%q in %s is a %s, not a function", inv.Function, p.name, fnv.Type())}
 	}
 	b := inv.Budget.WithDefaults(scripting.DefaultBudget)
-	cs := newCallState(b, inv.Log, inv.Now)
-	thread := cs.start(p.name)
-	var stopCtx func() bool
-	if ctx.Done() != nil {
-		stopCtx = context.AfterFunc(ctx, func() { cs.stop(reasonContext) })
-	}
+	cs := &callState{log: inv.Log, now: inv.Now}
+	thread := cs.start(ctx, p.name, b)
 
 	req := newMapView(inv.Request)
 	v, err := callRecovered(thread, fn, req)
-	if stopCtx != nil {
-		stopCtx()
-	}
-	cs.finish()
+	cs.watch.End()
 	if err != nil {
-		if cs.reason.Load() == reasonContext {
-			return nil, fmt.Errorf("starlark hook %s: %w", p.name, context.Cause(ctx))
-		}
 		return nil, cs.mapError(err)
 	}
 	meter := scripting.NewOutputMeter(scripting.Starlark, b)
@@ -87,111 +76,71 @@ func callRecovered(thread *starlark.Thread, fn starlark.Value, req starlark.Valu
 // stepCheckInterval is how many steps run between checks of the step and depth budgets.
 const stepCheckInterval = 256
 
-// Reasons a Thread was cancelled.
-const (
-	reasonNone int32 = iota
-	reasonTimeout
-	reasonSteps
-	reasonDepth
-	reasonMemory
-	reasonContext
-)
-
-var reasonText = [...]string{"", "timeout", "step budget exhausted", "stack depth budget exhausted", "memory budget exhausted", "context cancelled"}
-
 // callState is the execution state of one invocation (or of one module initialisation),
 // reached from built-ins through the Thread's locals.
 type callState struct {
-	budget scripting.Budget
-	log    *slog.Logger
-	now    func() time.Time
-	env    *stdlib.Env // made on first stdlib call
+	log *slog.Logger
+	now func() time.Time
+	env *stdlib.Env // made on first stdlib call
 
-	thread  *starlark.Thread // &ownThread
-	started time.Time
-	timer   *time.Timer
-	watch   *scripting.MemoryWatch
-
-	reason    atomic.Int32
+	// watch holds the budget and cancels the Thread for the first reason, a step check's
+	// (onSteps) or its own.
+	watch     scripting.CallWatch
 	depthUsed int
-	memUsed   atomic.Int64
-	budgetErr *scripting.BudgetError // set by a guard that refused an operation
 
-	ownThread starlark.Thread // allocated with the state; new for every invocation
+	thread starlark.Thread // allocated with the state; new for every invocation
 }
 
 const stateKey = "metascript.call"
 
-func newCallState(b scripting.Budget, log *slog.Logger, now func() time.Time) *callState {
-	return &callState{budget: b, log: log, now: now}
-}
-
-// start makes the Thread and arms the timeout and the memory watch.
-func (cs *callState) start(name string) *starlark.Thread {
-	t := &cs.ownThread
+// start makes the Thread and starts the watch of its budget b; cs.watch.End ends it.
+func (cs *callState) start(ctx context.Context, name string, b scripting.Budget) *starlark.Thread {
+	t := &cs.thread
 	t.Name, t.Load, t.Print = name, loadStdlib, printToLog
 	t.SetLocal(stateKey, cs)
-	t.SetMaxExecutionSteps(min(stepCheckInterval, cs.budget.MaxSteps))
+	t.SetMaxExecutionSteps(min(stepCheckInterval, b.MaxSteps))
 	t.OnMaxSteps = onSteps
-	cs.thread = t
-	cs.started = time.Now()
-	cs.timer = time.AfterFunc(cs.budget.Timeout, func() { cs.stop(reasonTimeout) })
-	cs.watch = scripting.StartMemoryWatch(cs.budget.MaxMemory, func(used int64) {
-		cs.memUsed.Store(used)
-		cs.stop(reasonMemory)
-	})
+	cs.watch.Start(ctx, scripting.Starlark, name, b, cs)
 	return t
 }
 
-// finish disarms the timer and the watch.
-func (cs *callState) finish() {
-	cs.timer.Stop()
-	cs.watch.Stop()
-}
+// Cancel cancels the Thread for the watch.
+func (cs *callState) Cancel(r scripting.StopReason) { cs.thread.Cancel(r.String()) }
 
-// stop cancels the Thread for reason; the first reason wins.
-func (cs *callState) stop(reason int32) {
-	if cs.reason.CompareAndSwap(reasonNone, reason) {
-		cs.thread.Cancel(reasonText[reason])
-	}
-}
+// budget is the budget the call runs under.
+func (cs *callState) budget() scripting.Budget { return cs.watch.Budget() }
 
 // onSteps runs on the interpreter goroutine every stepCheckInterval steps.
 func onSteps(t *starlark.Thread) {
 	cs := stateOf(t)
-	if t.Steps >= cs.budget.MaxSteps {
-		cs.stop(reasonSteps)
+	if t.Steps >= cs.budget().MaxSteps {
+		cs.watch.Stop(scripting.StoppedSteps)
 		return
 	}
 	if err := cs.checkDepth(); err != nil {
 		return
 	}
-	t.SetMaxExecutionSteps(min(t.Steps+stepCheckInterval, cs.budget.MaxSteps))
+	t.SetMaxExecutionSteps(min(t.Steps+stepCheckInterval, cs.budget().MaxSteps))
 }
 
 // checkDepth stops the Thread if its call stack is deeper than the budget.
 func (cs *callState) checkDepth() error {
-	if d := cs.thread.CallStackDepth(); d > cs.budget.MaxStackDepth {
+	if d := cs.thread.CallStackDepth(); d > cs.budget().MaxStackDepth {
 		cs.depthUsed = d
-		cs.stop(reasonDepth)
-		return errors.New(reasonText[reasonDepth])
+		cs.watch.Stop(scripting.StoppedStackDepth)
+		return errors.New(scripting.StoppedStackDepth.String())
 	}
 	return nil
 }
 
 // refuse records a guard's refusal; the error returned to Starlark wraps it.
 func (cs *callState) refuse(be *scripting.BudgetError) error {
-	cs.budgetErr = be
+	cs.watch.Refuse(be)
 	return be
 }
 
 // reserve is the pre-allocation check of guarded operations.
-func (cs *callState) reserve(n int64) error {
-	if err := cs.watch.Reserve(scripting.Starlark, n); err != nil {
-		return cs.refuse(err.(*scripting.BudgetError))
-	}
-	return nil
-}
+func (cs *callState) reserve(n int64) error { return cs.watch.Reserve(n) }
 
 func printToLog(t *starlark.Thread, msg string) {
 	if cs := stateOf(t); cs.log != nil {
@@ -201,7 +150,7 @@ func printToLog(t *starlark.Thread, msg string) {
 
 func (cs *callState) stdlibEnv() *stdlib.Env {
 	if cs.env == nil {
-		cs.env = &stdlib.Env{Now: cs.now, Log: cs.log, MaxBytes: cs.budget.MaxMemory, Reserve: cs.reserve}
+		cs.env = &stdlib.Env{Now: cs.now, Log: cs.log, MaxBytes: cs.budget().MaxMemory, Reserve: cs.reserve}
 	}
 	return cs.env
 }
@@ -215,27 +164,23 @@ func (cs *callState) mapError(err error) error {
 		stack = frames(ee.CallStack)
 		msg = ee.Msg
 	}
-	be := func(budget string, limit, used int64, unit string) error {
-		return &scripting.BudgetError{Language: scripting.Starlark, Budget: budget, Limit: limit, Used: used, Unit: unit, Stack: stack}
+	// A stop is the cause of whatever error it ended the Thread with.
+	switch cs.watch.Reason() {
+	case scripting.StoppedSteps:
+		return cs.watch.Exceeded(scripting.BudgetSteps, int64(cs.thread.Steps), stack)
+	case scripting.StoppedStackDepth:
+		return cs.watch.Exceeded(scripting.BudgetStackDepth, int64(cs.depthUsed), stack)
 	}
-	switch cs.reason.Load() {
-	case reasonTimeout:
-		return be(scripting.BudgetTimeout, int64(cs.budget.Timeout), int64(time.Since(cs.started)), "ns")
-	case reasonSteps:
-		return be(scripting.BudgetSteps, int64(cs.budget.MaxSteps), int64(cs.thread.Steps), "steps")
-	case reasonDepth:
-		return be(scripting.BudgetStackDepth, int64(cs.budget.MaxStackDepth), int64(cs.depthUsed), "frames")
-	case reasonMemory:
-		return be(scripting.BudgetMemory, cs.budget.MaxMemory, cs.memUsed.Load(), "bytes")
+	if err := cs.watch.Err(stack); err != nil {
+		return err
 	}
+	// A guard's refusal, as the error carries it or, if that was lost, as recorded.
 	var refused *scripting.BudgetError
-	if errors.As(err, &refused) || cs.budgetErr != nil {
-		if refused == nil {
-			refused = cs.budgetErr
-		}
-		e := *refused
-		e.Stack = stack
-		return &e
+	if errors.As(err, &refused) {
+		return refused.At(stack)
+	}
+	if be := cs.watch.Refusal(stack); be != nil {
+		return be
 	}
 	return &scripting.RuntimeError{Language: scripting.Starlark, Msg: msg, Stack: stack}
 }

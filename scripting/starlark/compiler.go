@@ -18,6 +18,7 @@
 package starlark
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -98,10 +99,10 @@ func (c *Compiler) Compile(name, source string) (scripting.Program, error) {
 		return nil, compileError(name, err)
 	}
 
-	cs := newCallState(c.InitBudget.WithDefaults(scripting.DefaultBudget), nil, nil)
-	thread := cs.start(name)
+	cs := &callState{}
+	thread := cs.start(context.Background(), name, c.InitBudget.WithDefaults(scripting.DefaultBudget))
 	globals, err := prog.Init(thread, predeclared())
-	cs.finish()
+	cs.watch.End()
 	if err != nil {
 		return nil, initError(name, cs, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
 // Guards are the pre-allocation checks of amplifying operations. Each estimates what the
@@ -54,10 +55,6 @@ import (
 // The rewrite's other built-ins, which keep go.starlark.net's semantics for records and
 // request views, are in compat.go.
 
-// perElem is the size charged for one element of a materialised list or tuple: one
-// starlark.Value interface.
-const perElem = 16
-
 func guardBuiltins() starlark.StringDict {
 	d := starlark.StringDict{
 		guardMul:    starlark.NewBuiltin("*", opMul),
@@ -87,7 +84,7 @@ func guardBuiltins() starlark.StringDict {
 	d["range"] = starlark.NewBuiltin("range", guardedRange)
 	d["int"] = starlark.NewBuiltin("int", guardedInt)
 	for name, per := range map[string]int64{
-		"list": perElem, "tuple": perElem, "sorted": perElem, "reversed": perElem,
+		"list": cost.Element, "tuple": cost.Element, "sorted": cost.Element, "reversed": cost.Element,
 		"enumerate": 64, "zip": 64, "dict": 96,
 	} {
 		d[name] = materialising(name, per)
@@ -133,24 +130,6 @@ func callMethod(t *starlark.Thread, recv starlark.Value, name string, args starl
 	return starlark.Call(t, m, args, kwargs)
 }
 
-// mulSat is a*b saturating at MaxInt64, for non-negative a and b.
-func mulSat(a, b int64) int64 {
-	if a == 0 || b == 0 {
-		return 0
-	}
-	if a > math.MaxInt64/b {
-		return math.MaxInt64
-	}
-	return a * b
-}
-
-func addSat(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
 func opMul(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	x, y := args[0], args[1]
 	seq, count := x, y
@@ -178,7 +157,7 @@ func opMul(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 		case starlark.String, starlark.Bytes:
 			per = 1
 		case *starlark.List, starlark.Tuple, *listView:
-			per = perElem
+			per = cost.Element
 		}
 		if per > 0 {
 			k, ok := n.Int64()
@@ -186,7 +165,7 @@ func opMul(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 				k = math.MaxInt64
 			}
 			if k > 0 {
-				size := mulSat(mulSat(int64(starlark.Len(seq)), per), k)
+				size := cost.Mul(cost.Mul(int64(starlark.Len(seq)), per), k)
 				if err := stateOf(t).reserve(size); err != nil {
 					return nil, err
 				}
@@ -199,7 +178,7 @@ func opMul(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 func opMod(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	x, y := args[0], args[1]
 	if f, ok := x.(starlark.String); ok {
-		limit := stateOf(t).budget.MaxMemory
+		limit := stateOf(t).budget().MaxMemory
 		var size int64
 		switch y := y.(type) {
 		case starlark.Tuple:
@@ -208,7 +187,7 @@ func opMod(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 				if err != nil {
 					return nil, fmt.Errorf("%%: %w", err)
 				}
-				size = addSat(size, n)
+				size = cost.Add(size, n)
 			}
 		default:
 			n, err := reprSize(y, limit)
@@ -218,10 +197,10 @@ func opMod(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []sta
 			size = n
 			if _, ok := y.(starlark.Mapping); ok {
 				// %(key)s may name one value many times.
-				size = mulSat(int64(strings.Count(string(f), "%")), n)
+				size = cost.Mul(int64(strings.Count(string(f), "%")), n)
 			}
 		}
-		if err := stateOf(t).reserve(addSat(size, int64(len(f)))); err != nil {
+		if err := stateOf(t).reserve(cost.Add(size, int64(len(f)))); err != nil {
 			return nil, err
 		}
 	}
@@ -252,7 +231,7 @@ func checkConcat(t *starlark.Thread, x, y starlark.Value) error {
 			n = int64(len(xv)) + int64(len(yv))
 		}
 	case *starlark.List, starlark.Tuple, *listView:
-		n = mulSat(int64(max(starlark.Len(x), 0)+max(starlark.Len(y), 0)), perElem)
+		n = cost.Mul(int64(max(starlark.Len(x), 0)+max(starlark.Len(y), 0)), cost.Element)
 	}
 	if n > scripting.SmallAlloc {
 		return stateOf(t).reserve(n)
@@ -278,7 +257,7 @@ func opAddInPlace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 		return nil, fmt.Errorf("unknown binary op: list += %s", y.Type())
 	}
 	n, per := iterLen(y)
-	if err := stateOf(t).reserve(mulSat(int64(max(n, 0)), per)); err != nil {
+	if err := stateOf(t).reserve(cost.Mul(int64(max(n, 0)), per)); err != nil {
 		return nil, err
 	}
 	elems := make([]starlark.Value, 0, max(n, 0))
@@ -298,7 +277,7 @@ func opAddInPlace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 
 func opAddArg(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	if n := starlark.Len(args[0]); n > 0 {
-		if err := stateOf(t).reserve(mulSat(int64(n), perElem)); err != nil {
+		if err := stateOf(t).reserve(cost.Mul(int64(n), cost.Element)); err != nil {
 			return nil, err
 		}
 	}
@@ -311,16 +290,16 @@ func methodJoin(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kw
 		if n, per := iterLen(rest[0]); n > 1 && per == perTextElem {
 			// The elements or code points of a string of n bytes: at most n pieces of n
 			// bytes in all, each piece a new string, written to a growing buffer.
-			size := addSat(mulSat(int64(len(sep)), int64(n-1)), int64(n))
-			if err := stateOf(t).reserve(addSat(mulSat(size, 2), mulSat(int64(n), 16))); err != nil {
+			size := cost.Add(cost.Mul(int64(len(sep)), int64(n-1)), int64(n))
+			if err := stateOf(t).reserve(cost.Add(cost.Mul(size, 2), cost.Mul(int64(n), 16))); err != nil {
 				return nil, err
 			}
 		} else if seq, ok := rest[0].(starlark.Indexable); ok && seq.Len() > 1 {
 			n := seq.Len()
-			size := mulSat(int64(len(sep)), int64(n-1))
+			size := cost.Mul(int64(len(sep)), int64(n-1))
 			for i := 0; i < n; i++ {
 				if s, ok := seq.Index(i).(starlark.String); ok {
-					size = addSat(size, int64(len(s)))
+					size = cost.Add(size, int64(len(s)))
 				}
 			}
 			if err := stateOf(t).reserve(size); err != nil {
@@ -350,7 +329,7 @@ func methodReplace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple,
 					}
 				}
 			}
-			size := addSat(int64(len(s)), mulSat(n, int64(len(nw)-len(old))))
+			size := cost.Add(int64(len(s)), cost.Mul(n, int64(len(nw)-len(old))))
 			if err := stateOf(t).reserve(size); err != nil {
 				return nil, err
 			}
@@ -362,14 +341,14 @@ func methodReplace(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple,
 func methodFormat(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	recv, rest := args[0], args[1:]
 	if f, ok := recv.(starlark.String); ok && (len(rest) > 0 || len(kwargs) > 0) {
-		limit := stateOf(t).budget.MaxMemory
+		limit := stateOf(t).budget().MaxMemory
 		var largest, sum int64
 		var deep error
 		note := func(v starlark.Value) {
 			n, err := reprSize(v, limit)
 			deep = cmp.Or(deep, err)
 			largest = max(largest, n)
-			sum = addSat(sum, n)
+			sum = cost.Add(sum, n)
 		}
 		for _, a := range rest {
 			note(a)
@@ -383,9 +362,9 @@ func methodFormat(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 		// Automatic fields ({}) use each argument once; named or numbered ones may repeat.
 		size := sum
 		if fields := int64(strings.Count(string(f), "{")); fields > 0 && strings.Count(string(f), "{}") < int(fields) {
-			size = mulSat(fields, largest)
+			size = cost.Mul(fields, largest)
 		}
-		if err := stateOf(t).reserve(addSat(size, int64(len(f)))); err != nil {
+		if err := stateOf(t).reserve(cost.Add(size, int64(len(f)))); err != nil {
 			return nil, err
 		}
 	}
@@ -396,7 +375,7 @@ func methodExtend(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 	recv, rest := args[0], args[1:]
 	if len(rest) == 1 {
 		if n, per := iterLen(rest[0]); n > 0 {
-			if err := stateOf(t).reserve(mulSat(int64(n), per)); err != nil {
+			if err := stateOf(t).reserve(cost.Mul(int64(n), per)); err != nil {
 				return nil, err
 			}
 		}
@@ -435,9 +414,8 @@ func guardedRange(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	cs := stateOf(t)
-	if n := uint64(starlark.Len(v)); n > cs.budget.MaxSteps {
-		return nil, cs.refuse(&scripting.BudgetError{Language: scripting.Starlark, Budget: scripting.BudgetSteps,
-			Limit: int64(cs.budget.MaxSteps), Used: int64(n), Unit: "steps"})
+	if n := uint64(starlark.Len(v)); n > cs.budget().MaxSteps {
+		return nil, cs.refuse(cs.watch.Exceeded(scripting.BudgetSteps, int64(n), nil))
 	}
 	return v, nil
 }
@@ -449,7 +427,7 @@ func materialising(name string, per int64) *starlark.Builtin {
 		var size int64
 		for _, a := range args {
 			if n, perText := iterLen(a); n > 0 {
-				size = addSat(size, mulSat(int64(n), max(per, perText)))
+				size = cost.Add(size, cost.Mul(int64(n), max(per, perText)))
 			}
 		}
 		if err := stateOf(t).reserve(size); err != nil {
@@ -500,11 +478,11 @@ func rendering(name string) *starlark.Builtin {
 		cs := stateOf(t)
 		var size int64
 		for _, a := range args {
-			n, err := reprSize(a, cs.budget.MaxMemory)
+			n, err := reprSize(a, cs.budget().MaxMemory)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			size = addSat(size, n)
+			size = cost.Add(size, n)
 		}
 		if err := cs.reserve(size); err != nil {
 			return nil, err

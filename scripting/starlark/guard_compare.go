@@ -8,6 +8,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
 // go.starlark.net compares and hashes values recursively in one uninterruptible call, and a
@@ -27,16 +28,15 @@ var errKeyTooDeep = fmt.Errorf("dict key nests more than %d levels deep", maxKey
 
 // stepsLeft is how many steps the invocation has left.
 func (cs *callState) stepsLeft() int64 {
-	if cs.thread.Steps >= cs.budget.MaxSteps {
+	if cs.thread.Steps >= cs.budget().MaxSteps {
 		return 0
 	}
-	return int64(min(cs.budget.MaxSteps-cs.thread.Steps, 1<<62))
+	return int64(min(cs.budget().MaxSteps-cs.thread.Steps, 1<<62))
 }
 
 // refuseWork is the BudgetError of an operation that would visit n elements.
 func (cs *callState) refuseWork(what string, n int64) error {
-	be := &scripting.BudgetError{Language: scripting.Starlark, Budget: scripting.BudgetSteps,
-		Limit: int64(cs.budget.MaxSteps), Used: int64(cs.thread.Steps) + n, Unit: "steps"}
+	be := cs.watch.Exceeded(scripting.BudgetSteps, int64(cs.thread.Steps)+n, nil)
 	cs.refuse(be)
 	return fmt.Errorf("%s would visit more elements than the steps left (%d): %w", what, cs.stepsLeft(), be)
 }
@@ -217,7 +217,7 @@ func guardKey(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []
 		if len(x) > scripting.SmallAlloc {
 			// go.starlark.net quotes the key, up to four bytes per byte, and copies the
 			// message on its way out.
-			if err := stateOf(t).reserve(mulSat(int64(len(x)), 12)); err != nil {
+			if err := stateOf(t).reserve(cost.Mul(int64(len(x)), 12)); err != nil {
 				return nil, err
 			}
 		}

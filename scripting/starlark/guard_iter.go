@@ -4,6 +4,8 @@ import (
 	"reflect"
 
 	"go.starlark.net/starlark"
+
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
 // perTextElem is what one element of a string's or bytes' elems() or codepoints() costs once
@@ -12,16 +14,16 @@ import (
 const perTextElem = 48
 
 // iterLen bounds the number of elements iterating v yields, and says what one costs once
-// materialised: perElem for a sequence, which has a length, and perTextElem for the iterables
-// of a string's or bytes' elements, which go.starlark.net gives no length (s.codepoints(),
-// s.codepoint_ords(), b.elems()) and which yield up to one element per byte of what they
-// iterate. It returns -1 for anything else.
+// materialised: cost.Element for a sequence, which has a length, and perTextElem for the
+// iterables of a string's or bytes' elements, which go.starlark.net gives no length
+// (s.codepoints(), s.codepoint_ords(), b.elems()) and which yield up to one element per byte
+// of what they iterate. It returns -1 for anything else.
 func iterLen(v starlark.Value) (n int, per int64) {
 	if n := starlark.Len(v); n >= 0 {
 		if v.Type() == "string.elems" {
 			return n, perTextElem
 		}
-		return n, perElem
+		return n, cost.Element
 	}
 	switch v.Type() {
 	case "string.codepoints", "bytes.elems":
@@ -29,7 +31,7 @@ func iterLen(v starlark.Value) (n int, per int64) {
 			return n, perTextElem
 		}
 	}
-	return -1, perElem
+	return -1, cost.Element
 }
 
 // textIterableLen is the length of the string or bytes that go.starlark.net's iterable v

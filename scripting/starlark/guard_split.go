@@ -6,20 +6,17 @@ import (
 	"go.starlark.net/starlark"
 
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/cost"
 )
 
-// perPiece is what one piece of a split costs: the Go slice go.starlark.net splits into, the
-// boxed string and its list slot (the characters are shared with the string split).
-const perPiece = 48
-
 // methodSplitting checks str.split, str.rsplit and str.splitlines: the number of pieces,
-// counted (or bounded, for whitespace) before the string is split, times perPiece. A
-// string shorter than scripting.SmallAlloc/perPiece is split unchecked.
+// counted (or bounded, for whitespace) before the string is split, times cost.SplitPiece. A
+// string shorter than scripting.SmallAlloc/cost.SplitPiece is split unchecked.
 func methodSplitting(name string) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 	return func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		recv, rest := args[0], args[1:]
-		if s, ok := recv.(starlark.String); ok && int64(len(s))*perPiece >= scripting.SmallAlloc {
-			if err := stateOf(t).reserve(mulSat(pieces(name, string(s), rest), perPiece)); err != nil {
+		if s, ok := recv.(starlark.String); ok && int64(len(s))*cost.SplitPiece >= scripting.SmallAlloc {
+			if err := stateOf(t).reserve(cost.Mul(pieces(name, string(s), rest), cost.SplitPiece)); err != nil {
 				return nil, err
 			}
 		}

@@ -12,31 +12,17 @@ import (
 	"time"
 
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/hooktest"
 )
 
 func compileFixture(t testing.TB, rt *scripting.Runtime, file string) scripting.Program {
 	t.Helper()
-	src, err := os.ReadFile("testdata/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := rt.Compile(scripting.Starlark, file, string(src))
-	if err != nil {
-		t.Fatalf("compile %s: %v", file, err)
-	}
-	return p
+	return hooktest.Fixture(t, rt, scripting.Starlark, file)
 }
 
 // testRequest returns a fresh request; tests compare it afterwards to prove it was not
 // written.
-func testRequest() map[string]any {
-	return map[string]any{
-		"parent": map[string]any{
-			"metadata": map[string]any{"name": "demo", "labels": map[string]any{"app": "demo"}},
-			"spec":     map[string]any{"replicas": int64(3), "ratio": 0.5, "tags": []any{"a", "b"}},
-		},
-	}
-}
+var testRequest = hooktest.Request
 
 func TestCompileErrors(t *testing.T) {
 	cases := []struct {

@@ -57,7 +57,7 @@ func loadStdlib(_ *starlark.Thread, module string) (starlark.StringDict, error) 
 func bridge(name string, f stdlib.Func) *starlark.Builtin {
 	return starlark.NewBuiltin(name, func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		cs := stateOf(t)
-		meter := scripting.NewOutputMeter(scripting.Starlark, scripting.ArgumentBudget(cs.budget))
+		meter := scripting.NewOutputMeter(scripting.Starlark, scripting.ArgumentBudget(cs.budget()))
 		c := converter{meter: &meter, shareViews: true}
 		gargs := make([]any, len(args))
 		for i, a := range args {

@@ -1,0 +1,61 @@
+// Package hooktest holds what the adapters' tests and benchmarks share: compiling a fixture,
+// the request the tests call hooks with, and the benchmark of the sync logic in benchsync.
+package hooktest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/internal/benchsync"
+)
+
+// Fixture compiles testdata/<file> with rt, under the name file.
+func Fixture(t testing.TB, rt *scripting.Runtime, lang scripting.Language, file string) scripting.Program {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rt.Compile(lang, file, string(src))
+	if err != nil {
+		t.Fatalf("compile %s: %v", file, err)
+	}
+	return p
+}
+
+// Request returns a fresh request; tests compare it afterwards to prove it was not written.
+func Request() map[string]any {
+	return map[string]any{
+		"parent": map[string]any{
+			"metadata": map[string]any{"name": "demo", "labels": map[string]any{"app": "demo"}},
+			"spec":     map[string]any{"replicas": int64(3), "ratio": 0.5, "tags": []any{"a", "b"}},
+		},
+	}
+}
+
+// BenchSync compares the Go floor (benchsync.Go) with prog, the same logic in lang, through
+// the public scripting API, conversion included.
+func BenchSync(b *testing.B, lang scripting.Language, prog scripting.Program) {
+	for _, n := range []int{10, 1000} {
+		req := benchsync.Request(n)
+		b.Run(fmt.Sprintf("go/children=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				benchsync.Go(req)
+			}
+		})
+		b.Run(fmt.Sprintf("%s/children=%d", lang, n), func(b *testing.B) {
+			b.ReportAllocs()
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := prog.Call(ctx, scripting.Invocation{Function: "sync", Request: req}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
