@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/engine/index"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
 )
 
@@ -52,7 +53,7 @@ func (k *kind) Ask(d *reconcile.Gathered) (reconcile.Asked, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &asked{k: k, d: d, uid: parent.GetUID(), pfp: reconcile.ParentFingerprint(parent), now: time.Now(),
+	a := &asked{k: k, d: d, uid: parent.GetUID(), pfp: protocol.ParentFingerprint(parent), now: time.Now(),
 		out: &reconcile.Outcome{Children: map[int][]*unstructured.Unstructured{}, Untouched: map[*unstructured.Unstructured]bool{}}}
 	a.inputs = k.inputsOf(parent, sel, d.Inputs)
 	groups := k.groupOutputs(d.Observed)
@@ -299,7 +300,7 @@ func claimOutputs(j *job, owner map[string]string) error {
 	for _, list := range j.outputs {
 		for _, o := range list {
 			if other, ok := owner[outputID(o)]; ok && other != j.key {
-				return reconcile.Invalid("outputs", "%s %s is already an output of another input (map key %s)",
+				return protocol.Invalid("outputs", "%s %s is already an output of another input (map key %s)",
 					o.GetKind(), o.GetNamespace()+"/"+o.GetName(), other)
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"metascript.dev/metascript/engine/protocol"
 )
 
 // relatedOf returns the parent's related rules and the request's related map. Without a
@@ -30,7 +32,7 @@ func (r *Runner) relatedOf(ctx context.Context, parent *unstructured.Unstructure
 
 // customize returns the parent's related rules, from the cached answer when it stands.
 func (r *Runner) customize(ctx context.Context, parent *unstructured.Unstructured) ([]RelatedRule, error) {
-	fp := ParentFingerprint(parent)
+	fp := protocol.ParentFingerprint(parent)
 	r.related.mu.Lock()
 	cached, ok := r.related.answers[parent.GetUID()]
 	r.related.mu.Unlock()
@@ -43,7 +45,7 @@ func (r *Runner) customize(ctx context.Context, parent *unstructured.Unstructure
 	}
 	rules, err := parseCustomize(resp, parent, r.cfg.Resolver)
 	if err != nil {
-		var invalid *InvalidResponseError
+		var invalid *protocol.InvalidResponseError
 		if errors.As(err, &invalid) {
 			r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, "customize", r.cfg.Hooks["customize"].Form(), "invalid").Inc()
 			r.warn(parent, "InvalidHookResponse", fmt.Errorf("customize hook: %w", err))

@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
-	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/index"
@@ -47,13 +46,6 @@ type ParentResource struct {
 	resources.Resource
 	// IgnoreStatusChanges drops update events that change nothing but the status.
 	IgnoreStatusChanges bool
-}
-
-// ChildRule is a resource the controller writes on behalf of its parents (children,
-// attachments, outputs) and how existing objects of it are updated.
-type ChildRule struct {
-	resources.Resource
-	Method v1alpha1.ChildUpdateMethod
 }
 
 // Kind is a controller kind's front door into the skeleton. Its methods are called
@@ -81,7 +73,7 @@ type Asked interface {
 	// failure is only that call's Answer.Err.
 	Calls() []Call
 	// Decide validates the answers, one per call in order, and returns what to write. It is
-	// called once, after every call was made. An *InvalidResponseError (or any error) means
+	// called once, after every call was made. A *protocol.InvalidResponseError (or any error) means
 	// nothing is written; the skeleton reports it as InvalidHookResponse.
 	Decide(answers []Answer) (*Outcome, error)
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/engine/apply"
+	"metascript.dev/metascript/engine/protocol"
 )
 
 // reconcile brings one parent to the state its hooks ask for, in the order the package
@@ -174,7 +175,7 @@ const hookCallers = 8
 // an invalid invocation in the metrics and an InvalidHookResponse Warning Event. Other errors
 // are not the hook's answer and were reported where they happened.
 func (r *Runner) reject(parent *unstructured.Unstructured, hook, about string, err error) {
-	var invalid *InvalidResponseError
+	var invalid *protocol.InvalidResponseError
 	if !errors.As(err, &invalid) {
 		return
 	}

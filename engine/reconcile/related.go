@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/resources"
 )
 
@@ -41,19 +42,19 @@ var namespaces = resources.Resource{
 // {"relatedResources": [{apiVersion, resource, labelSelector | names, namespace,
 // namespaceSelector}]}.
 func parseCustomize(resp map[string]any, parent *unstructured.Unstructured, resolver Resolver) ([]RelatedRule, error) {
-	if err := CheckFields(resp, customizeResponseFields...); err != nil {
+	if err := protocol.CheckFields(resp, customizeResponseFields...); err != nil {
 		return nil, err
 	}
 	list, _ := resp["relatedResources"].([]any)
 	if v, ok := resp["relatedResources"]; ok && v != nil && list == nil {
-		return nil, Invalid("relatedResources", "expected a list, got %s", TypeName(v))
+		return nil, protocol.Invalid("relatedResources", "expected a list, got %s", protocol.TypeName(v))
 	}
 	var out []RelatedRule
 	for i, item := range list {
 		path := fmt.Sprintf("relatedResources[%d]", i)
 		m, ok := item.(map[string]any)
 		if !ok {
-			return nil, Invalid(path, "expected an object, got %s", TypeName(item))
+			return nil, protocol.Invalid(path, "expected an object, got %s", protocol.TypeName(item))
 		}
 		rule, err := parseRule(path, m, parent, resolver)
 		if err != nil {
@@ -69,36 +70,36 @@ func parseRule(path string, m map[string]any, parent *unstructured.Unstructured,
 		switch k {
 		case "apiVersion", "resource", "labelSelector", "namespace", "names", "namespaceSelector":
 		default:
-			return RelatedRule{}, Invalid(path+"."+k, "unknown field (expected apiVersion, resource, labelSelector, names, namespace, namespaceSelector)")
+			return RelatedRule{}, protocol.Invalid(path+"."+k, "unknown field (expected apiVersion, resource, labelSelector, names, namespace, namespaceSelector)")
 		}
 	}
 	var r RelatedRule
 	apiVersion, _ := m["apiVersion"].(string)
 	resource, _ := m["resource"].(string)
 	if apiVersion == "" || resource == "" {
-		return r, Invalid(path, "apiVersion and resource are required strings")
+		return r, protocol.Invalid(path, "apiVersion and resource are required strings")
 	}
 	res, err := resolver.Resolve(apiVersion, resource)
 	if err != nil {
-		return r, Invalid(path, "%v", err)
+		return r, protocol.Invalid(path, "%v", err)
 	}
 	r.Resource = res
 	_, hasSel := m["labelSelector"]
 	names, hasNames := m["names"]
 	switch {
 	case hasSel && hasNames:
-		return r, Invalid(path, "labelSelector and names are mutually exclusive")
+		return r, protocol.Invalid(path, "labelSelector and names are mutually exclusive")
 	case !hasSel && !hasNames:
 		r.Selector = labels.Everything() // every object (of the namespace, when one is given)
 	case hasNames:
 		list, ok := names.([]any)
 		if !ok || len(list) == 0 {
-			return r, Invalid(path+".names", "expected a list of names, got %s", TypeName(names))
+			return r, protocol.Invalid(path+".names", "expected a list of names, got %s", protocol.TypeName(names))
 		}
 		for j, n := range list {
 			s, ok := n.(string)
 			if !ok || s == "" {
-				return r, Invalid(fmt.Sprintf("%s.names[%d]", path, j), "expected a name, got %s", TypeName(n))
+				return r, protocol.Invalid(fmt.Sprintf("%s.names[%d]", path, j), "expected a name, got %s", protocol.TypeName(n))
 			}
 			r.Names = append(r.Names, s)
 		}
@@ -110,7 +111,7 @@ func parseRule(path string, m map[string]any, parent *unstructured.Unstructured,
 	ns, _ := m["namespace"].(string)
 	if v, ok := m["namespace"]; ok && v != nil && ns == "" {
 		if _, isString := v.(string); !isString {
-			return r, Invalid(path+".namespace", "expected a string, got %s", TypeName(v))
+			return r, protocol.Invalid(path+".namespace", "expected a string, got %s", protocol.TypeName(v))
 		}
 	}
 	if v, ok := m["namespaceSelector"]; ok && v != nil {
@@ -120,14 +121,14 @@ func parseRule(path string, m map[string]any, parent *unstructured.Unstructured,
 	}
 	switch {
 	case !res.Namespaced && (ns != "" || r.NamespaceSelector != nil):
-		return r, Invalid(path, "%s is cluster-scoped: namespace and namespaceSelector do not apply", resource)
+		return r, protocol.Invalid(path, "%s is cluster-scoped: namespace and namespaceSelector do not apply", resource)
 	case !res.Namespaced:
 	case parent.GetNamespace() != "" && (ns != "" && ns != parent.GetNamespace() || r.NamespaceSelector != nil):
-		return r, Invalid(path, "a namespaced parent's related objects are in its own namespace %q", parent.GetNamespace())
+		return r, protocol.Invalid(path, "a namespaced parent's related objects are in its own namespace %q", parent.GetNamespace())
 	case parent.GetNamespace() != "":
 		r.Namespace = parent.GetNamespace()
 	case ns != "" && r.NamespaceSelector != nil:
-		return r, Invalid(path, "namespace and namespaceSelector are mutually exclusive")
+		return r, protocol.Invalid(path, "namespace and namespaceSelector are mutually exclusive")
 	default:
 		r.Namespace = ns
 	}
@@ -138,15 +139,15 @@ func parseRule(path string, m map[string]any, parent *unstructured.Unstructured,
 func selectorAt(path string, v any) (labels.Selector, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, Invalid(path, "expected a label selector object, got %s", TypeName(v))
+		return nil, protocol.Invalid(path, "expected a label selector object, got %s", protocol.TypeName(v))
 	}
 	var ls metav1.LabelSelector
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ls); err != nil {
-		return nil, Invalid(path, "%v", err)
+		return nil, protocol.Invalid(path, "%v", err)
 	}
 	sel, err := metav1.LabelSelectorAsSelector(&ls)
 	if err != nil {
-		return nil, Invalid(path, "%v", err)
+		return nil, protocol.Invalid(path, "%v", err)
 	}
 	return sel, nil
 }
@@ -190,7 +191,7 @@ func (r RelatedRule) matches(obj *unstructured.Unstructured, nsLabels func(strin
 
 // relatedMap is the request's related objects: one entry per resource the rules name, keyed
 // "<Kind>.<apiVersion>", present even when empty, mapping each object's key (as children's:
-// ObjectKey) to the object. An object several rules select appears once. caches gives each
+// protocol.ObjectKey) to the object. An object several rules select appears once. caches gives each
 // resource's cache.
 func relatedMap(parent *unstructured.Unstructured, rules []RelatedRule, version v1alpha1.HookVersion,
 	caches func(resources.Resource) cache.Indexer) map[string]any {
@@ -206,10 +207,9 @@ func relatedMap(parent *unstructured.Unstructured, rules []RelatedRule, version 
 		if idx == nil {
 			continue
 		}
-		rule := ChildRule{Resource: r.Resource}
 		for _, obj := range candidates(r, idx) {
 			if r.matches(obj, nsLabels) {
-				group[ObjectKey(parent, rule, obj, version)] = obj.Object
+				group[protocol.ObjectKey(parent, r.Resource, obj, version)] = obj.Object
 			}
 		}
 	}

@@ -10,8 +10,19 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/resources"
 )
+
+var configMaps = protocol.ChildRule{Resource: resources.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+	GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespaced: true}}
+
+func parentIn(ns string) *unstructured.Unstructured {
+	p := &unstructured.Unstructured{}
+	p.SetName("p")
+	p.SetNamespace(ns)
+	return p
+}
 
 var secrets = resources.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"},
 	GVK: schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, Namespaced: true}

@@ -21,6 +21,7 @@ import (
 	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/informers"
 	"metascript.dev/metascript/engine/metrics"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/resources"
 )
 
@@ -48,7 +49,7 @@ type Config struct {
 	// FieldManager is the field manager of every write made for this controller.
 	FieldManager string
 	Parents      []ParentResource
-	Children     []ChildRule
+	Children     []protocol.ChildRule
 	// Watches are how events beyond the parents' and their children's reach parents.
 	Watches Watches
 	// Hooks are the controller's hooks by name: the descriptor's primary hook is required.
@@ -57,7 +58,7 @@ type Config struct {
 	Hooks map[string]hooks.Invoker
 	// ControllerObject is the controller resource as hooks see it (request.controller).
 	ControllerObject map[string]any
-	// HookVersion keys request maps (ObjectKey) of the hooks the skeleton builds requests for.
+	// HookVersion keys request maps (protocol.ObjectKey) of the hooks the skeleton builds requests for.
 	HookVersion v1alpha1.HookVersion
 	// ResyncPeriod, when positive, enqueues every parent that often.
 	ResyncPeriod time.Duration
@@ -74,7 +75,7 @@ type parentSource struct {
 }
 
 type childSource struct {
-	ChildRule
+	protocol.ChildRule
 	informer *informers.Informer
 }
 
