@@ -58,7 +58,9 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 					r.cfg.Watches.Forget(u)
 				}
 				if err == nil {
-					r.forgetRelated(Request{Resource: res, Key: key}, u.GetUID())
+					if r.related != nil {
+						r.related.Forget(Request{Resource: res, Key: key}, u.GetUID())
+					}
 					r.overlay.forgetParent(Request{Resource: res, Key: key}, u.GetUID())
 				}
 			}

@@ -142,8 +142,8 @@ type Gathered struct {
 	Observed map[int][]*unstructured.Unstructured
 	// Inputs are the caches of Watches.Inputs, by index: read-only.
 	Inputs []cache.Indexer
-	// Related is the request's related map (relatedMap): the objects the customize hook's
-	// rules select, or an empty map without a customize hook. Read-only.
+	// Related is the request's related map (related.Tracker.Objects): the objects the
+	// customize hook's rules select, or an empty map without a customize hook. Read-only.
 	Related map[string]any
 }
 

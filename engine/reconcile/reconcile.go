@@ -80,8 +80,8 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		if round == 0 {
 			// The decision is valid: from here on the engine writes, and the related objects
 			// that informed it are what the parent is bound to.
-			if r.cfg.Hooks["customize"] != nil {
-				r.recordRelated(req, rules)
+			if r.related != nil {
+				r.related.Bind(req, rules)
 			}
 			if !finalizing && (finalize != nil) != hasFinalizer {
 				if err := r.patchFinalizers(ctx, req.Resource, parent, finalize != nil); err != nil {

@@ -22,7 +22,7 @@ import (
 	"metascript.dev/metascript/engine/informers"
 	"metascript.dev/metascript/engine/metrics"
 	"metascript.dev/metascript/engine/protocol"
-	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/engine/related"
 )
 
 // Env is what every controller's Runner shares with the engine.
@@ -33,7 +33,7 @@ type Env struct {
 	Metrics   *metrics.Metrics
 	Log       *slog.Logger
 	// Resolver resolves the resources customize hooks name.
-	Resolver Resolver
+	Resolver related.Resolver
 	// Workers reconcile parents concurrently, per controller; at least 1.
 	Workers int
 }
@@ -64,11 +64,6 @@ type Config struct {
 	ResyncPeriod time.Duration
 }
 
-// Resolver resolves an apiVersion and a plural resource name; *resources.Resolver is one.
-type Resolver interface {
-	Resolve(apiVersion, resource string) (resources.Resource, error)
-}
-
 type parentSource struct {
 	ParentResource
 	informer *informers.Informer
@@ -96,7 +91,7 @@ type Runner struct {
 	workers    sync.WaitGroup
 	background sync.WaitGroup
 	stopping   atomic.Bool
-	related    *related
+	related    *related.Tracker[Request] // nil without a customize hook
 	overlay    *writtenOverlay
 
 	countsMu sync.Mutex
@@ -135,7 +130,10 @@ func New(cfg Config) (*Runner, error) {
 	}
 	r := &Runner{cfg: cfg, name: name, primary: primary, finalizer: cfg.Descriptor.FinalizerPrefix + cfg.Name,
 		counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, cfg.FieldManager),
-		related: newRelated(), overlay: newWrittenOverlay()}
+		overlay: newWrittenOverlay()}
+	if cfg.Hooks["customize"] != nil {
+		r.related = related.New(cfg.Informers, cfg.Resolver, cfg.HookVersion, func(req Request) { r.queue.Add(req) })
+	}
 	for _, p := range cfg.Parents {
 		r.parents = append(r.parents, parentSource{ParentResource: p})
 	}
@@ -229,7 +227,9 @@ func (r *Runner) Stop() {
 	r.cancel()
 	r.background.Wait()
 	r.releaseAll()
-	r.stopRelated()
+	if r.related != nil {
+		r.related.Stop()
+	}
 }
 
 func (r *Runner) releaseAll() {

@@ -1,4 +1,4 @@
-package reconcile
+package related
 
 import (
 	"fmt"
@@ -8,17 +8,22 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/cache"
 
-	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/resources"
 )
 
-// RelatedRule is one rule of a customize hook's answer, resolved: which objects of one
-// resource a parent's sync and finalize hooks see under request.related.
-type RelatedRule struct {
+// ResponseFields are the top-level fields of a customize hook's response.
+var ResponseFields = []string{"relatedResources"}
+
+// Resolver resolves an apiVersion and a plural resource name; *resources.Resolver is one.
+type Resolver interface {
+	Resolve(apiVersion, resource string) (resources.Resource, error)
+}
+
+// Rule is one rule of a customize hook's answer, resolved: which objects of one resource a
+// parent's sync and finalize hooks see under request.related.
+type Rule struct {
 	Resource resources.Resource
 	// Namespace is where a namespaced resource's objects are looked for: the parent's
 	// namespace under a namespaced parent; under a cluster-scoped one, the rule's namespace,
@@ -32,24 +37,18 @@ type RelatedRule struct {
 	NamespaceSelector labels.Selector
 }
 
-// namespaces is the resource a NamespaceSelector reads.
-var namespaces = resources.Resource{
-	GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"},
-	GVK: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"},
-}
-
 // parseCustomize validates a customize response whole, resolving each rule's resource:
 // {"relatedResources": [{apiVersion, resource, labelSelector | names, namespace,
-// namespaceSelector}]}.
-func parseCustomize(resp map[string]any, parent *unstructured.Unstructured, resolver Resolver) ([]RelatedRule, error) {
-	if err := protocol.CheckFields(resp, customizeResponseFields...); err != nil {
+// namespaceSelector}]}. Every error it returns is a *protocol.InvalidResponseError.
+func parseCustomize(resp map[string]any, parent *unstructured.Unstructured, resolver Resolver) ([]Rule, error) {
+	if err := protocol.CheckFields(resp, ResponseFields...); err != nil {
 		return nil, err
 	}
 	list, _ := resp["relatedResources"].([]any)
 	if v, ok := resp["relatedResources"]; ok && v != nil && list == nil {
 		return nil, protocol.Invalid("relatedResources", "expected a list, got %s", protocol.TypeName(v))
 	}
-	var out []RelatedRule
+	var out []Rule
 	for i, item := range list {
 		path := fmt.Sprintf("relatedResources[%d]", i)
 		m, ok := item.(map[string]any)
@@ -65,15 +64,15 @@ func parseCustomize(resp map[string]any, parent *unstructured.Unstructured, reso
 	return out, nil
 }
 
-func parseRule(path string, m map[string]any, parent *unstructured.Unstructured, resolver Resolver) (RelatedRule, error) {
+func parseRule(path string, m map[string]any, parent *unstructured.Unstructured, resolver Resolver) (Rule, error) {
 	for k := range m {
 		switch k {
 		case "apiVersion", "resource", "labelSelector", "namespace", "names", "namespaceSelector":
 		default:
-			return RelatedRule{}, protocol.Invalid(path+"."+k, "unknown field (expected apiVersion, resource, labelSelector, names, namespace, namespaceSelector)")
+			return Rule{}, protocol.Invalid(path+"."+k, "unknown field (expected apiVersion, resource, labelSelector, names, namespace, namespaceSelector)")
 		}
 	}
-	var r RelatedRule
+	var r Rule
 	apiVersion, _ := m["apiVersion"].(string)
 	resource, _ := m["resource"].(string)
 	if apiVersion == "" || resource == "" {
@@ -152,9 +151,9 @@ func selectorAt(path string, v any) (labels.Selector, error) {
 	return sel, nil
 }
 
-// resources lists the resources whose caches the rules read, once each, namespaces included
+// resourcesOf lists the resources whose caches the rules read, once each, namespaces included
 // when a rule selects by namespace labels.
-func relatedResources(rules []RelatedRule) []resources.Resource {
+func resourcesOf(rules []Rule) []resources.Resource {
 	var out []resources.Resource
 	add := func(r resources.Resource) {
 		if !slices.ContainsFunc(out, func(o resources.Resource) bool { return o.GVR == r.GVR }) {
@@ -171,7 +170,7 @@ func relatedResources(rules []RelatedRule) []resources.Resource {
 }
 
 // matches reports whether the rule selects obj; nsLabels gives a namespace's labels.
-func (r RelatedRule) matches(obj *unstructured.Unstructured, nsLabels func(string) (map[string]string, bool)) bool {
+func (r Rule) matches(obj *unstructured.Unstructured, nsLabels func(string) (map[string]string, bool)) bool {
 	if r.Resource.Namespaced && r.Namespace != "" && obj.GetNamespace() != r.Namespace {
 		return false
 	}
@@ -188,77 +187,3 @@ func (r RelatedRule) matches(obj *unstructured.Unstructured, nsLabels func(strin
 	}
 	return true
 }
-
-// relatedMap is the request's related objects: one entry per resource the rules name, keyed
-// "<Kind>.<apiVersion>", present even when empty, mapping each object's key (as children's:
-// protocol.ObjectKey) to the object. An object several rules select appears once. caches gives each
-// resource's cache.
-func relatedMap(parent *unstructured.Unstructured, rules []RelatedRule, version v1alpha1.HookVersion,
-	caches func(resources.Resource) cache.Indexer) map[string]any {
-	out := map[string]any{}
-	nsLabels := namespaceLabels(caches)
-	for _, r := range rules {
-		group, _ := out[r.Resource.Key()].(map[string]any)
-		if group == nil {
-			group = map[string]any{}
-			out[r.Resource.Key()] = group
-		}
-		idx := caches(r.Resource)
-		if idx == nil {
-			continue
-		}
-		for _, obj := range candidates(r, idx) {
-			if r.matches(obj, nsLabels) {
-				group[protocol.ObjectKey(parent, r.Resource, obj, version)] = obj.Object
-			}
-		}
-	}
-	return out
-}
-
-// candidates are the objects a rule may select, from its cache: by key for names in one
-// namespace, by namespace index for one namespace, else every object.
-func candidates(r RelatedRule, idx cache.Indexer) []*unstructured.Unstructured {
-	var objs []any
-	switch {
-	case r.Names != nil && (r.Namespace != "" || !r.Resource.Namespaced):
-		for _, n := range r.Names {
-			key := n
-			if r.Namespace != "" {
-				key = r.Namespace + "/" + n
-			}
-			if o, ok, _ := idx.GetByKey(key); ok {
-				objs = append(objs, o)
-			}
-		}
-	case r.Namespace != "":
-		objs, _ = idx.ByIndex(cache.NamespaceIndex, r.Namespace)
-	default:
-		objs = idx.List()
-	}
-	out := make([]*unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
-		if u, ok := o.(*unstructured.Unstructured); ok {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
-// namespaceLabels reads namespaces' labels from the namespaces cache, when one is held.
-func namespaceLabels(caches func(resources.Resource) cache.Indexer) func(string) (map[string]string, bool) {
-	return func(ns string) (map[string]string, bool) {
-		idx := caches(namespaces)
-		if idx == nil {
-			return nil, false
-		}
-		o, ok, _ := idx.GetByKey(ns)
-		if !ok {
-			return nil, false
-		}
-		return o.(*unstructured.Unstructured).GetLabels(), true
-	}
-}
-
-// customizeResponseFields are the top-level fields of a customize response.
-var customizeResponseFields = []string{"relatedResources"}
