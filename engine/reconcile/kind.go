@@ -16,8 +16,9 @@
 // retried with backoff.
 //
 // A controller kind contributes only what differs, through the Kind interface: which
-// parents it acts on, how a parent claims children, the hook request and response shapes,
-// and how the parent itself is written.
+// parents it acts on, how a parent claims children, the hook request and response shapes
+// (built and read with engine/protocol), and how the parent itself is written. The objects a
+// customize hook relates to a parent are kept by engine/related.
 package reconcile
 
 import (
