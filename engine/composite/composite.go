@@ -127,7 +127,8 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 	fieldManager := apply.FieldManager(cc.Name)
 	watches := reconcile.Watches{ParentIndexes: index.RegisterParentIndexes, Orphans: k.orphanParents, Forget: k.forget}
 	if k.rolling != nil {
-		watches.Inputs = []reconcile.Input{{Resource: b.Resources[len(b.Resources)-1], Map: k.revisionParent}}
+		// The revisions, whose events reach the parent that owns them (no Map).
+		watches.Inputs = []reconcile.Input{{Resource: b.Resources[len(b.Resources)-1]}}
 		k.rolling.store = revision.Store{Client: env.Client, FieldManager: fieldManager}
 	}
 	return reconcile.New(reconcile.Config{

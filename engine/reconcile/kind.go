@@ -110,9 +110,9 @@ type Watches struct {
 	// Owns, when set, accepts the children whose events concern this controller; unset, every
 	// child does. A decorator's targets have children that are someone else's.
 	Owns func(child *unstructured.Unstructured) bool
-	// Inputs are resources the parents read but do not own (a MapController's inputs, a
-	// rollout's revisions), each with the map function that finds the parents an object
-	// concerns; Gathered.Inputs holds their caches in this order.
+	// Inputs are resources the parents read that are not their children (a MapController's
+	// inputs, a rollout's revisions), each with how an object finds the parents it concerns;
+	// Gathered.Inputs holds their caches in this order.
 	Inputs []Input
 	// Forget, when set, is called when a parent leaves the cache: for a kind that keeps state
 	// per parent.
@@ -124,9 +124,11 @@ type Watches struct {
 // is, so that a parent it stops concerning hears of it too.
 type MapFunc func(obj *unstructured.Unstructured, parents []cache.Indexer) []Request
 
-// Input is a watched resource the parents read but do not own.
+// Input is a watched resource the parents read that is not their child.
 type Input struct {
 	resources.Resource
+	// Map returns the parents an object concerns. Unset, an object concerns the parent its
+	// ControllerRef names, if any (a rollout's revisions, which the parent owns).
 	Map MapFunc
 }
 

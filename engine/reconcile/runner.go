@@ -116,11 +116,6 @@ func New(cfg Config) (*Runner, error) {
 	if len(cfg.Parents) == 0 {
 		return nil, fmt.Errorf("%s: no parent resource", name)
 	}
-	for i, in := range cfg.Watches.Inputs {
-		if in.Map == nil {
-			return nil, fmt.Errorf("%s: input %d (%s) has no map function", name, i, in.GVR.Resource)
-		}
-	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}

@@ -89,10 +89,7 @@ func (t *Tracker[P]) handler(gvr schema.GroupVersionResource) cache.ResourceEven
 	route := func(objs ...any) {
 		seen := map[P]bool{}
 		for _, obj := range objs {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			u, ok := obj.(*unstructured.Unstructured)
+			u, ok := informers.Object(obj)
 			if !ok {
 				continue
 			}
@@ -107,12 +104,12 @@ func (t *Tracker[P]) handler(gvr schema.GroupVersionResource) cache.ResourceEven
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { route(obj) },
 		UpdateFunc: func(old, cur any) {
-			o, ok1 := old.(*unstructured.Unstructured)
-			c, ok2 := cur.(*unstructured.Unstructured)
-			if ok1 && ok2 && o.GetResourceVersion() == c.GetResourceVersion() {
-				return // a relist: parents resync on their own schedule
+			if informers.Unchanged(old, cur) {
+				return
 			}
 			route(old, cur)
+			o, ok1 := old.(*unstructured.Unstructured)
+			c, ok2 := cur.(*unstructured.Unstructured)
 			if gvr == namespaces.GVR && ok1 && ok2 && !maps.Equal(o.GetLabels(), c.GetLabels()) {
 				for _, p := range t.index.namespaceLabelUsers() {
 					t.enqueue(p)
