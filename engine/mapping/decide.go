@@ -70,7 +70,7 @@ func (k *kind) Ask(d *reconcile.Gathered) (reconcile.Asked, error) {
 			a.due(m)
 			continue
 		}
-		a.jobs = append(a.jobs, &job{key: in.key, input: in, group: g, about: k.describeInput(in),
+		a.jobs = append(a.jobs, &job{key: in.key, input: in, group: g, about: k.inputs[in.res].Describe(in.obj),
 			versionIn: in.obj.GetResourceVersion()})
 	}
 	for _, key := range slices.Sorted(maps.Keys(groups)) {
@@ -275,14 +275,6 @@ func (k *kind) groupOutputs(observed map[int][]*unstructured.Unstructured) map[s
 		}
 	}
 	return out
-}
-
-func (k *kind) describeInput(in *input) string {
-	kind := k.inputs[in.res].GVK.Kind
-	if ns := in.obj.GetNamespace(); ns != "" {
-		return kind + " " + ns + "/" + in.obj.GetName()
-	}
-	return kind + " " + in.obj.GetName()
 }
 
 // leave marks a group's outputs untouched.

@@ -22,13 +22,6 @@ func (r *Runner) parentClient(res int, parent *unstructured.Unstructured) dynami
 	return c
 }
 
-func describeParent(res parentSource, parent *unstructured.Unstructured) string {
-	if ns := parent.GetNamespace(); ns != "" {
-		return res.GVK.Kind + " " + ns + "/" + parent.GetName()
-	}
-	return res.GVK.Kind + " " + parent.GetName()
-}
-
 // recheckParent confirms with a live read that the parent still exists under its UID and is
 // not being deleted, before anything is adopted for it.
 func (r *Runner) recheckParent(ctx context.Context, res int, parent *unstructured.Unstructured) error {

@@ -105,7 +105,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	latest := parent
 	stored, err := r.writeParent(ctx, req.Resource, parent, out)
 	if err != nil {
-		errs.add(describeParent(r.parents[req.Resource], parent), err)
+		errs.add(r.parents[req.Resource].Describe(parent), err)
 	}
 	if stored != nil {
 		latest = stored
@@ -113,7 +113,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	}
 	if finalizing && out.Finalized && errs.empty() {
 		if err := r.patchFinalizers(ctx, req.Resource, latest, false); err != nil {
-			errs.add(describeParent(r.parents[req.Resource], parent), err)
+			errs.add(r.parents[req.Resource].Describe(parent), err)
 		}
 	}
 	if out.Retry != nil {
@@ -121,7 +121,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	}
 	r.setCount(req, writes.owned, false)
 	if err := r.reportWrites(ctx, req.Resource, latest, &errs); err != nil {
-		errs.add(describeParent(r.parents[req.Resource], parent)+" status", err)
+		errs.add(r.parents[req.Resource].Describe(parent)+" status", err)
 	}
 	return out.ResyncAfter, errs.join()
 }
