@@ -86,10 +86,7 @@ type syncResponse struct {
 // its scope, and labels matching the parent's selector; no child appears twice.
 func parseResponse(resp map[string]any, parent *unstructured.Unstructured, rules []protocol.ChildRule,
 	selector labels.Selector, extraLabels map[string]string) (*syncResponse, error) {
-	if err := protocol.CheckFields(resp, responseFields...); err != nil {
-		return nil, err
-	}
-	common, err := protocol.ParseCommon(resp)
+	common, err := protocol.ParseCommon(resp, responseFields...)
 	if err != nil {
 		return nil, err
 	}

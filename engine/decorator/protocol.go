@@ -63,10 +63,7 @@ var (
 
 // parseResponse validates a whole response before anything is written.
 func (k *kind) parseResponse(resp map[string]any, target *unstructured.Unstructured) (*syncResponse, error) {
-	if err := protocol.CheckFields(resp, responseFields...); err != nil {
-		return nil, err
-	}
-	common, err := protocol.ParseCommon(resp)
+	common, err := protocol.ParseCommon(resp, responseFields...)
 	if err != nil {
 		return nil, err
 	}

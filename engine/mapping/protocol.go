@@ -54,10 +54,7 @@ var (
 // parseMap validates a map response whole: outputs of declared output resources, legal
 // names and namespaces, no duplicates; each gets the controller's mark and its map key.
 func (k *kind) parseMap(resp map[string]any, parent *unstructured.Unstructured, key string) (map[int][]*unstructured.Unstructured, time.Duration, error) {
-	if err := protocol.CheckFields(resp, responseFields...); err != nil {
-		return nil, 0, err
-	}
-	common, err := protocol.ParseCommon(resp)
+	common, err := protocol.ParseCommon(resp, responseFields...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -78,10 +75,7 @@ func (k *kind) parseMap(resp map[string]any, parent *unstructured.Unstructured, 
 // parseTombstone reads a tombstone answer: the outputs to keep (named by apiVersion, kind,
 // namespace and name; their content is not read), and resyncAfterSeconds.
 func (k *kind) parseTombstone(resp map[string]any, parent *unstructured.Unstructured, g *group) ([]*unstructured.Unstructured, time.Duration, error) {
-	if err := protocol.CheckFields(resp, responseFields...); err != nil {
-		return nil, 0, err
-	}
-	common, err := protocol.ParseCommon(resp)
+	common, err := protocol.ParseCommon(resp, responseFields...)
 	if err != nil {
 		return nil, 0, err
 	}

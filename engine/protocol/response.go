@@ -54,10 +54,14 @@ type Common struct {
 	Finalized   bool
 }
 
-// ParseCommon reads status (an object or null), resyncAfterSeconds (0 to one year) and
-// finalized (a boolean) from resp.
-func ParseCommon(resp map[string]any) (Common, error) {
+// ParseCommon refuses a field of resp not among allowed (the fields of the hook's response),
+// then reads status (an object or null), resyncAfterSeconds (0 to one year) and finalized
+// (a boolean).
+func ParseCommon(resp map[string]any, allowed ...string) (Common, error) {
 	var c Common
+	if err := CheckFields(resp, allowed...); err != nil {
+		return c, err
+	}
 	if s, ok := resp["status"]; ok && s != nil {
 		m, ok := s.(map[string]any)
 		if !ok {
