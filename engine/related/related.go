@@ -17,10 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/informers"
 	"metascript.dev/metascript/engine/protocol"
+	"metascript.dev/metascript/engine/resources"
 )
 
 // Tracker keeps the related objects of one controller's parents; P names a parent (the
@@ -39,9 +41,13 @@ type Tracker[P comparable] struct {
 	enqueue   func(P)
 	index     *index[P]
 
-	mu      sync.Mutex
-	sources map[schema.GroupVersionResource]*source // the informers of resources bound rules name
-	answers map[types.UID]answer                    // each parent's last customize answer
+	mu sync.Mutex
+	// sources are the informers running: of the resources bound rules name, and of those
+	// a reconcile read that has not bound its rules yet.
+	sources map[schema.GroupVersionResource]*source
+	// bound counts, per resource, the parents whose bound rules name it.
+	bound   map[schema.GroupVersionResource]int
+	answers map[types.UID]answer // each parent's last customize answer
 }
 
 // answer is a parent's customize answer, valid while the parent's fingerprint is.
@@ -55,7 +61,8 @@ type answer struct {
 // (protocol.ObjectKey), and hands enqueue each parent an event concerns.
 func New[P comparable](factory *informers.Factory, resolver Resolver, version v1alpha1.HookVersion, enqueue func(P)) *Tracker[P] {
 	return &Tracker[P]{informers: factory, resolver: resolver, version: version, enqueue: enqueue, index: newIndex[P](),
-		sources: map[schema.GroupVersionResource]*source{}, answers: map[types.UID]answer{}}
+		sources: map[schema.GroupVersionResource]*source{}, bound: map[schema.GroupVersionResource]int{},
+		answers: map[types.UID]answer{}}
 }
 
 // Rules returns the parent's related rules: its last customize answer while the parent's
@@ -91,31 +98,38 @@ func (t *Tracker[P]) Rules(parent *unstructured.Unstructured, ask func() (map[st
 // selected object's key (protocol.ObjectKey) to the object, which is the cache's own:
 // read-only. It starts the informers of those resources that do not run yet and waits for
 // their caches to sync; when ctx ends first, it stops the informers no bound rule names and
-// returns the error.
+// returns the error. The map is read from those caches even if another parent's failure
+// stops their informers meanwhile (Bind starts them again).
 func (t *Tracker[P]) Objects(ctx context.Context, parent *unstructured.Unstructured, rules []Rule) (map[string]any, error) {
-	if err := t.ensure(ctx, resourcesOf(rules)); err != nil {
+	caches, err := t.ensure(ctx, resourcesOf(rules))
+	if err != nil {
 		t.prune()
 		return nil, err
 	}
-	return objectMap(parent, rules, t.version, t.cache), nil
+	return objectMap(parent, rules, t.version, func(res resources.Resource) cache.Indexer { return caches[res.GVR] }), nil
 }
 
 // Bind records rules as what parent p's hooks read, in place of the rules bound before:
 // from now on the events of the objects rules select reach p, and those only the previous
 // rules selected no longer do. Call it once a reconcile that used rules has a valid decision.
-// Informers no bound rule names any more are stopped.
+// The informer of a resource rules name runs from here on: one that another parent's failure
+// stopped since Objects is started again, and its initial list reaches p. Informers no bound
+// rule names any more are stopped.
 func (t *Tracker[P]) Bind(p P, rules []Rule) {
 	old := t.index.record(p, rules)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, res := range resourcesOf(old) {
-		if src := t.sources[res.GVR]; src != nil {
-			src.users--
+		if t.bound[res.GVR]--; t.bound[res.GVR] == 0 {
+			delete(t.bound, res.GVR)
 		}
 	}
 	for _, res := range resourcesOf(rules) {
-		if src := t.sources[res.GVR]; src != nil {
-			src.users++
+		if t.bound[res.GVR]++; t.bound[res.GVR] == 0 {
+			delete(t.bound, res.GVR)
+		}
+		if t.sources[res.GVR] == nil {
+			_, _ = t.startLocked(res.GVR) // fails only for an informer being stopped
 		}
 	}
 	t.pruneLocked()

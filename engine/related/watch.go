@@ -18,38 +18,48 @@ import (
 type source struct {
 	informer *informers.Informer
 	reg      cache.ResourceEventHandlerRegistration
-	users    int // parents whose bound rules read it
 }
 
-// ensure starts the informers of ress that do not run yet and waits for every one of them
-// to sync, or ctx to end.
-func (t *Tracker[P]) ensure(ctx context.Context, ress []resources.Resource) error {
+// ensure starts the informers of ress that do not run yet, waits for every one of them to
+// sync, or ctx to end, and returns their caches.
+func (t *Tracker[P]) ensure(ctx context.Context, ress []resources.Resource) (map[schema.GroupVersionResource]cache.Indexer, error) {
+	caches := make(map[schema.GroupVersionResource]cache.Indexer, len(ress))
 	var wait []cache.InformerSynced
 	t.mu.Lock()
 	for _, res := range ress {
-		if src := t.sources[res.GVR]; src != nil {
-			wait = append(wait, src.informer.HasSynced)
-			continue
+		src := t.sources[res.GVR]
+		if src == nil {
+			var err error
+			if src, err = t.startLocked(res.GVR); err != nil {
+				t.mu.Unlock()
+				return nil, err
+			}
 		}
-		inf := t.informers.Acquire(res.GVR)
-		reg, err := inf.AddEventHandler(t.handler(res.GVR))
-		if err != nil {
-			t.informers.Release(inf)
-			t.mu.Unlock()
-			return err
-		}
-		t.sources[res.GVR] = &source{informer: inf, reg: reg}
-		wait = append(wait, inf.HasSynced)
+		caches[res.GVR] = src.informer.Indexer()
+		wait = append(wait, src.informer.HasSynced)
 	}
 	t.mu.Unlock()
 	if !cache.WaitForCacheSync(ctx.Done(), wait...) {
-		return fmt.Errorf("caches of related resources did not sync: %w", ctx.Err())
+		return nil, fmt.Errorf("caches of related resources did not sync: %w", ctx.Err())
 	}
-	return nil
+	return caches, nil
 }
 
-// cache is the cache of a related resource, nil when none runs.
-func (t *Tracker[P]) cache(res resources.Resource) cache.Indexer {
+// startLocked starts the informer of gvr with the tracker's handler on it.
+func (t *Tracker[P]) startLocked(gvr schema.GroupVersionResource) (*source, error) {
+	inf := t.informers.Acquire(gvr)
+	reg, err := inf.AddEventHandler(t.handler(gvr))
+	if err != nil {
+		t.informers.Release(inf)
+		return nil, err
+	}
+	src := &source{informer: inf, reg: reg}
+	t.sources[gvr] = src
+	return src, nil
+}
+
+// cacheOf is the cache of a related resource, nil when none runs.
+func (t *Tracker[P]) cacheOf(res resources.Resource) cache.Indexer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if src := t.sources[res.GVR]; src != nil {
@@ -58,8 +68,9 @@ func (t *Tracker[P]) cache(res resources.Resource) cache.Indexer {
 	return nil
 }
 
-// prune stops the informers no bound rule names: those started for a reconcile that
-// failed before it bound its rules.
+// prune stops the informers no bound rule names: those started for reconciles that failed
+// before they bound their rules, and those a parent's rules stopped naming. It may stop one
+// a reconcile under way has read and is about to bind; Bind starts it again.
 func (t *Tracker[P]) prune() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -68,7 +79,7 @@ func (t *Tracker[P]) prune() {
 
 func (t *Tracker[P]) pruneLocked() {
 	for gvr, src := range t.sources {
-		if src.users <= 0 {
+		if t.bound[gvr] <= 0 {
 			t.stopLocked(gvr, src)
 		}
 	}
@@ -85,7 +96,7 @@ func (t *Tracker[P]) stopLocked(gvr schema.GroupVersionResource, src *source) {
 // the object as it was or as it is. A namespace's labels changing also reaches every parent
 // selecting by namespace labels.
 func (t *Tracker[P]) handler(gvr schema.GroupVersionResource) cache.ResourceEventHandler {
-	nsLabels := namespaceLabels(t.cache)
+	nsLabels := namespaceLabels(t.cacheOf)
 	route := func(objs ...any) {
 		seen := map[P]bool{}
 		for _, obj := range objs {
