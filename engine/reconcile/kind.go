@@ -74,8 +74,8 @@ type Asked interface {
 	// failure is only that call's Answer.Err.
 	Calls() []Call
 	// Decide validates the answers, one per call in order, and returns what to write. It is
-	// called once, after every call was made. A *protocol.InvalidResponseError (or any error) means
-	// nothing is written; the skeleton reports it as InvalidHookResponse.
+	// called once, after every call was made. An error means nothing is written; a
+	// *protocol.InvalidResponseError is reported as InvalidHookResponse.
 	Decide(answers []Answer) (*Outcome, error)
 }
 

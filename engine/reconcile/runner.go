@@ -58,7 +58,8 @@ type Config struct {
 	Hooks map[string]hooks.Invoker
 	// ControllerObject is the controller resource as hooks see it (request.controller).
 	ControllerObject map[string]any
-	// HookVersion keys request maps (protocol.ObjectKey) of the hooks the skeleton builds requests for.
+	// HookVersion is how the related map the skeleton builds for the kind's requests keys
+	// objects (protocol.ObjectKey).
 	HookVersion v1alpha1.HookVersion
 	// ResyncPeriod, when positive, enqueues every parent that often.
 	ResyncPeriod time.Duration
