@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/protocol"
 )
 
 // Assertion checks one value of a hook response. Path uses the syntax of Path; exactly one
@@ -97,7 +98,7 @@ func (a *Assertion) Check(doc any) error {
 	}
 	switch {
 	case a.Equals != nil:
-		if !Equal(a.equals, v) {
+		if !protocol.SameJSON(a.equals, v) {
 			return fmt.Errorf("%s: want %s, got %s", where, Render(a.equals), Render(v))
 		}
 	case a.Length != nil:
@@ -146,7 +147,7 @@ func contains(where string, v, want any) error {
 		}
 	case []any:
 		for _, item := range t {
-			if Equal(item, want) {
+			if protocol.SameJSON(item, want) {
 				return nil
 			}
 		}
@@ -158,7 +159,7 @@ func contains(where string, v, want any) error {
 		}
 		for k, wv := range sub {
 			gv, ok := t[k]
-			if !ok || !Equal(wv, gv) {
+			if !ok || !protocol.SameJSON(wv, gv) {
 				return fmt.Errorf("%s: want %s: %s, got %s", where, quoteKey(k), Render(wv), Render(t))
 			}
 		}

@@ -5,58 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"metascript.dev/metascript/engine/protocol"
 )
-
-// Equal compares two JSON-shaped values as JSON values: objects by their keys whatever the
-// order, numbers by value (1 equals 1.0, int64 or float64 alike).
-func Equal(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !Equal(xv, yv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !Equal(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	if xn, ok := number(a); ok {
-		yn, ok := number(b)
-		return ok && xn == yn
-	}
-	return a == b
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	}
-	return 0, false
-}
 
 // Diff lists the differences between want and got, one line per differing path, in a stable
 // order: `children[0].metadata.name: want "a", got "b"`, `status.ready: missing (want true)`,
-// `children[2]: unexpected {"kind":"Secret",...}`. It returns nil when Equal(want, got).
+// `children[2]: unexpected {"kind":"Secret",...}`. It returns nil when protocol.SameJSON(want, got).
 func Diff(want, got any) []string {
 	var out []string
 	diff(Path{}, want, got, &out)
@@ -114,7 +69,7 @@ func diff(at Path, want, got any, out *[]string) {
 		}
 		return
 	}
-	if !Equal(want, got) {
+	if !protocol.SameJSON(want, got) {
 		*out = append(*out, fmt.Sprintf("%s: want %s, got %s", where, Render(want), Render(got)))
 	}
 }

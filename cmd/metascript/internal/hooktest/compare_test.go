@@ -5,36 +5,6 @@ import (
 	"testing"
 )
 
-func TestEqual(t *testing.T) {
-	tests := []struct {
-		name string
-		a, b any
-		want bool
-	}{
-		{"int and float of one value", int64(1), 1.0, true},
-		{"different numbers", int64(1), 1.5, false},
-		{"number and string", int64(1), "1", false},
-		{"objects in any key order", map[string]any{"a": int64(1), "b": "x"}, map[string]any{"b": "x", "a": 1.0}, true},
-		{"object with a missing key", map[string]any{"a": nil}, map[string]any{}, false},
-		{"null and absent are not equal", map[string]any{"a": nil}, map[string]any{"b": nil}, false},
-		{"lists in order", []any{"a", "b"}, []any{"a", "b"}, true},
-		{"lists out of order", []any{"a", "b"}, []any{"b", "a"}, false},
-		{"empty list and empty object", []any{}, map[string]any{}, false},
-		{"nulls", nil, nil, true},
-		{"bools", true, false, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Equal(tt.a, tt.b); got != tt.want {
-				t.Errorf("Equal(%s, %s) = %v", Render(tt.a), Render(tt.b), got)
-			}
-			if got := Equal(tt.b, tt.a); got != tt.want {
-				t.Errorf("Equal is not symmetric for %s, %s", Render(tt.a), Render(tt.b))
-			}
-		})
-	}
-}
-
 func TestDiff(t *testing.T) {
 	want := mustDecode(t, `{"status": {"ready": true, "count": 2},
 		"children": [{"name": "a"}, {"name": "b"}], "labels": {"app.kubernetes.io/name": "web"}}`)

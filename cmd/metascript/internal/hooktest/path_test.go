@@ -3,6 +3,8 @@ package hooktest
 import (
 	"strings"
 	"testing"
+
+	"metascript.dev/metascript/engine/protocol"
 )
 
 var doc = map[string]any{
@@ -61,7 +63,7 @@ func TestPathLookup(t *testing.T) {
 				}
 				return
 			}
-			if !found || !Equal(v, tt.want) {
+			if !found || !protocol.SameJSON(v, tt.want) {
 				t.Errorf("Lookup = %v, %v (%s); want %v", Render(v), found, missing, Render(tt.want))
 			}
 		})
