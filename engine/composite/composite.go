@@ -17,6 +17,7 @@ import (
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/index"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
 	"metascript.dev/metascript/engine/revision"
@@ -121,12 +122,13 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 				v1alpha1.ChildUpdateRollingInPlace:  v1alpha1.ChildUpdateInPlace,
 				v1alpha1.ChildUpdateRollingRecreate: v1alpha1.ChildUpdateRecreate}[method]
 		}
-		k.rules = append(k.rules, reconcile.ChildRule{Resource: res, Method: method})
+		k.rules = append(k.rules, protocol.ChildRule{Resource: res, Method: method})
 	}
 	fieldManager := apply.FieldManager(cc.Name)
 	watches := reconcile.Watches{ParentIndexes: index.RegisterParentIndexes, Orphans: k.orphanParents, Forget: k.forget}
 	if k.rolling != nil {
-		watches.Inputs = []reconcile.Input{{Resource: b.Resources[len(b.Resources)-1], Map: k.revisionParent}}
+		// The revisions, whose events reach the parent that owns them (no Map).
+		watches.Inputs = []reconcile.Input{{Resource: b.Resources[len(b.Resources)-1]}}
 		k.rolling.store = revision.Store{Client: env.Client, FieldManager: fieldManager}
 	}
 	return reconcile.New(reconcile.Config{
@@ -159,7 +161,7 @@ type kind struct {
 	controller  map[string]any
 	parent      reconcile.ParentResource
 	parentSel   labels.Selector // spec.parentResource.labelSelector
-	rules       []reconcile.ChildRule
+	rules       []protocol.ChildRule
 	generate    bool
 	hookVersion v1alpha1.HookVersion
 	selectors   *selector.Cache // parents' spec.selector, parsed once per resourceVersion

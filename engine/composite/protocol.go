@@ -6,6 +6,7 @@ import (
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/claim"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
 )
 
@@ -55,12 +56,12 @@ func (k *kind) parse(d *reconcile.Gathered, resp map[string]any) (*syncResponse,
 // syncRequest builds the sync/finalize hook request of the reference: controller, parent,
 // children (one entry per child rule, even when empty), related (what the customize hook's
 // rules select) and finalizing.
-func syncRequest(controller map[string]any, parent *unstructured.Unstructured, rules []reconcile.ChildRule,
+func syncRequest(controller map[string]any, parent *unstructured.Unstructured, rules []protocol.ChildRule,
 	observed map[int][]*unstructured.Unstructured, related map[string]any, version v1alpha1.HookVersion, finalizing bool) map[string]any {
 	return map[string]any{
 		"controller": controller,
 		"parent":     parent.Object,
-		"children":   reconcile.ObjectMap(parent, rules, observed, version),
+		"children":   protocol.ObjectMap(parent, rules, observed, version),
 		"related":    related,
 		"finalizing": finalizing,
 	}
@@ -75,7 +76,7 @@ var (
 
 // syncResponse is a validated hook response.
 type syncResponse struct {
-	reconcile.Common
+	protocol.Common
 	// children are the desired children with namespace defaulted, grouped by rule index.
 	children map[int][]*unstructured.Unstructured
 }
@@ -83,22 +84,19 @@ type syncResponse struct {
 // parseResponse validates a whole response before anything is written: every child's
 // apiVersion/kind is a declared child resource, it has a legal name, a legal namespace for
 // its scope, and labels matching the parent's selector; no child appears twice.
-func parseResponse(resp map[string]any, parent *unstructured.Unstructured, rules []reconcile.ChildRule,
+func parseResponse(resp map[string]any, parent *unstructured.Unstructured, rules []protocol.ChildRule,
 	selector labels.Selector, extraLabels map[string]string) (*syncResponse, error) {
-	if err := reconcile.CheckFields(resp, responseFields...); err != nil {
-		return nil, err
-	}
-	common, err := reconcile.ParseCommon(resp)
+	common, err := protocol.ParseCommon(resp, responseFields...)
 	if err != nil {
 		return nil, err
 	}
-	children, err := reconcile.Objects(resp, "children", parent, rules, "childResources", nil,
+	children, err := protocol.Objects(resp, "children", parent, rules, "childResources", nil,
 		func(path string, _ int, child *unstructured.Unstructured) error {
 			if len(extraLabels) > 0 {
-				reconcile.SetStrings(child, "labels", extraLabels)
+				protocol.SetStrings(child, "labels", extraLabels)
 			}
 			if !selector.Matches(claim.LabelsOf(child)) {
-				return reconcile.Invalid(path+".metadata.labels", "%v do not match the parent's selector %q (the child would be orphaned at once)",
+				return protocol.Invalid(path+".metadata.labels", "%v do not match the parent's selector %q (the child would be orphaned at once)",
 					child.GetLabels(), selector.String())
 			}
 			return nil

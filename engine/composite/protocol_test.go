@@ -9,15 +9,15 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"metascript.dev/metascript/engine/reconcile"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/resources"
 )
 
 var (
-	configMaps = reconcile.ChildRule{Resource: resources.Resource{
+	configMaps = protocol.ChildRule{Resource: resources.Resource{
 		GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
 		GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespaced: true}}
-	namespaces = reconcile.ChildRule{Resource: resources.Resource{
+	namespaces = protocol.ChildRule{Resource: resources.Resource{
 		GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"},
 		GVK: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, Namespaced: false}}
 )
@@ -73,7 +73,7 @@ func TestParseResponseRejectsWithAPath(t *testing.T) {
 		{"finalized not bool", parentIn("ns"), map[string]any{"finalized": "yes"}, "finalized: expected a boolean, got string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseResponse(tc.resp, tc.parent, []reconcile.ChildRule{configMaps, namespaces}, sel, nil)
+			_, err := parseResponse(tc.resp, tc.parent, []protocol.ChildRule{configMaps, namespaces}, sel, nil)
 			if err == nil {
 				t.Fatalf("accepted %v", tc.resp)
 			}
@@ -92,7 +92,7 @@ func TestParseResponseAccepts(t *testing.T) {
 		"resyncAfterSeconds": 1.5,
 		"finalized":          true,
 	}
-	got, err := parseResponse(resp, parentIn("ns"), []reconcile.ChildRule{configMaps}, sel, nil)
+	got, err := parseResponse(resp, parentIn("ns"), []protocol.ChildRule{configMaps}, sel, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestParseResponseAccepts(t *testing.T) {
 func TestParseResponseAddsGeneratedSelectorLabels(t *testing.T) {
 	extra := map[string]string{ControllerUIDLabel: "u1"}
 	child := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}
-	got, err := parseResponse(map[string]any{"children": []any{child}}, parentIn("ns"), []reconcile.ChildRule{configMaps},
+	got, err := parseResponse(map[string]any{"children": []any{child}}, parentIn("ns"), []protocol.ChildRule{configMaps},
 		labels.SelectorFromSet(extra), extra)
 	if err != nil {
 		t.Fatal(err)

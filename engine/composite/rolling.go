@@ -7,7 +7,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/apis/v1alpha1"
@@ -200,19 +199,6 @@ func (k *kind) ruleOf(c revision.Child) int {
 		}
 	}
 	return -1
-}
-
-// revisionParent is the parent a revision belongs to.
-func (k *kind) revisionParent(input *unstructured.Unstructured, _ []cache.Indexer) []reconcile.Request {
-	ref := index.ControllerRef(input)
-	if ref == nil {
-		return nil
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil || ref.Kind != k.parent.GVK.Kind || gv.Group != k.parent.GVK.Group {
-		return nil
-	}
-	return []reconcile.Request{{Key: input.GetNamespace() + "/" + ref.Name}}
 }
 
 func findChild(list []*unstructured.Unstructured, name string) *unstructured.Unstructured {

@@ -21,6 +21,7 @@ import (
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
 )
 
@@ -109,7 +110,7 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 				return nil, err
 			}
 		}
-		k.rules = append(k.rules, reconcile.ChildRule{Resource: res, Method: method})
+		k.rules = append(k.rules, protocol.ChildRule{Resource: res, Method: method})
 	}
 	parents := make([]reconcile.ParentResource, len(k.targets))
 	for i, t := range k.targets {
@@ -147,7 +148,7 @@ var (
 type kind struct {
 	controller  map[string]any
 	targets     []target
-	rules       []reconcile.ChildRule
+	rules       []protocol.ChildRule
 	mark        *claim.Mark
 	hookVersion v1alpha1.HookVersion
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"metascript.dev/metascript/engine/apply"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
 )
 
@@ -18,7 +19,7 @@ func (k *kind) Ask(d *reconcile.Gathered) (reconcile.Asked, error) {
 	req := map[string]any{
 		"controller":  k.controller,
 		"object":      d.Parent.Object,
-		"attachments": reconcile.ObjectMap(d.Parent, k.rules, d.Observed, k.hookVersion),
+		"attachments": protocol.ObjectMap(d.Parent, k.rules, d.Observed, k.hookVersion),
 		"related":     d.Related,
 		"finalizing":  d.Finalizing,
 	}
@@ -48,7 +49,7 @@ func (a *asked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, error) {
 }
 
 type syncResponse struct {
-	reconcile.Common
+	protocol.Common
 	decoration  apply.Decoration
 	attachments map[int][]*unstructured.Unstructured
 }
@@ -62,10 +63,7 @@ var (
 
 // parseResponse validates a whole response before anything is written.
 func (k *kind) parseResponse(resp map[string]any, target *unstructured.Unstructured) (*syncResponse, error) {
-	if err := reconcile.CheckFields(resp, responseFields...); err != nil {
-		return nil, err
-	}
-	common, err := reconcile.ParseCommon(resp)
+	common, err := protocol.ParseCommon(resp, responseFields...)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +75,7 @@ func (k *kind) parseResponse(resp map[string]any, target *unstructured.Unstructu
 	if out.decoration.Annotations, err = stringMap(resp, "annotations", false); err != nil {
 		return nil, err
 	}
-	out.attachments, err = reconcile.Objects(resp, "attachments", target, k.rules, "attachments", k.mark, nil)
+	out.attachments, err = protocol.Objects(resp, "attachments", target, k.rules, "attachments", k.mark, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +92,7 @@ func stringMap(resp map[string]any, field string, isLabel bool) (map[string]*str
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, reconcile.Invalid(field, "expected an object of strings or nulls, got %s", reconcile.TypeName(v))
+		return nil, protocol.Invalid(field, "expected an object of strings or nulls, got %s", protocol.TypeName(v))
 	}
 	keys := make([]string, 0, len(m))
 	for key := range m {
@@ -105,10 +103,10 @@ func stringMap(resp map[string]any, field string, isLabel bool) (map[string]*str
 	for _, key := range keys {
 		path := field + "." + key
 		if errs := validation.IsQualifiedName(key); len(errs) > 0 {
-			return nil, reconcile.Invalid(path, "key %q: %s", key, errs[0])
+			return nil, protocol.Invalid(path, "key %q: %s", key, errs[0])
 		}
 		if strings.HasPrefix(key, "decorators.metascript.dev/") {
-			return nil, reconcile.Invalid(path, "keys under decorators.metascript.dev/ are the engine's")
+			return nil, protocol.Invalid(path, "keys under decorators.metascript.dev/ are the engine's")
 		}
 		switch e := m[key].(type) {
 		case nil:
@@ -116,13 +114,13 @@ func stringMap(resp map[string]any, field string, isLabel bool) (map[string]*str
 		case string:
 			if isLabel {
 				if errs := validation.IsValidLabelValue(e); len(errs) > 0 {
-					return nil, reconcile.Invalid(path, "value %q: %s", e, errs[0])
+					return nil, protocol.Invalid(path, "value %q: %s", e, errs[0])
 				}
 			}
 			s := e
 			out[key] = &s
 		default:
-			return nil, reconcile.Invalid(path, "expected a string or null, got %s", reconcile.TypeName(e))
+			return nil, protocol.Invalid(path, "expected a string or null, got %s", protocol.TypeName(e))
 		}
 	}
 	return out, nil

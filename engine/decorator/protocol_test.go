@@ -10,16 +10,16 @@ import (
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/claim"
-	"metascript.dev/metascript/engine/reconcile"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/resources"
 )
 
-var services = reconcile.ChildRule{Resource: resources.Resource{
+var services = protocol.ChildRule{Resource: resources.Resource{
 	GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"},
 	GVK: schema.GroupVersionKind{Version: "v1", Kind: "Service"}, Namespaced: true}}
 
 func testKind() *kind {
-	return &kind{rules: []reconcile.ChildRule{services}, mark: &claim.Mark{Key: MarkAnnotation, Value: "spo"}}
+	return &kind{rules: []protocol.ChildRule{services}, mark: &claim.Mark{Key: MarkAnnotation, Value: "spo"}}
 }
 
 func targetIn(ns string) *unstructured.Unstructured {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/engine/index"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
 )
 
@@ -52,7 +53,7 @@ func (k *kind) Ask(d *reconcile.Gathered) (reconcile.Asked, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &asked{k: k, d: d, uid: parent.GetUID(), pfp: reconcile.ParentFingerprint(parent), now: time.Now(),
+	a := &asked{k: k, d: d, uid: parent.GetUID(), pfp: protocol.ParentFingerprint(parent), now: time.Now(),
 		out: &reconcile.Outcome{Children: map[int][]*unstructured.Unstructured{}, Untouched: map[*unstructured.Unstructured]bool{}}}
 	a.inputs = k.inputsOf(parent, sel, d.Inputs)
 	groups := k.groupOutputs(d.Observed)
@@ -69,7 +70,7 @@ func (k *kind) Ask(d *reconcile.Gathered) (reconcile.Asked, error) {
 			a.due(m)
 			continue
 		}
-		a.jobs = append(a.jobs, &job{key: in.key, input: in, group: g, about: k.describeInput(in),
+		a.jobs = append(a.jobs, &job{key: in.key, input: in, group: g, about: k.inputs[in.res].Describe(in.obj),
 			versionIn: in.obj.GetResourceVersion()})
 	}
 	for _, key := range slices.Sorted(maps.Keys(groups)) {
@@ -276,14 +277,6 @@ func (k *kind) groupOutputs(observed map[int][]*unstructured.Unstructured) map[s
 	return out
 }
 
-func (k *kind) describeInput(in *input) string {
-	kind := k.inputs[in.res].GVK.Kind
-	if ns := in.obj.GetNamespace(); ns != "" {
-		return kind + " " + ns + "/" + in.obj.GetName()
-	}
-	return kind + " " + in.obj.GetName()
-}
-
 // leave marks a group's outputs untouched.
 func leave(out *reconcile.Outcome, g *group) {
 	if g == nil {
@@ -299,7 +292,7 @@ func claimOutputs(j *job, owner map[string]string) error {
 	for _, list := range j.outputs {
 		for _, o := range list {
 			if other, ok := owner[outputID(o)]; ok && other != j.key {
-				return reconcile.Invalid("outputs", "%s %s is already an output of another input (map key %s)",
+				return protocol.Invalid("outputs", "%s %s is already an output of another input (map key %s)",
 					o.GetKind(), o.GetNamespace()+"/"+o.GetName(), other)
 			}
 		}

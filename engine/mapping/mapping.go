@@ -29,6 +29,7 @@ import (
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/index"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
 	"metascript.dev/metascript/engine/selector"
@@ -120,7 +121,7 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		if err != nil {
 			return nil, err
 		}
-		k.rules = append(k.rules, reconcile.ChildRule{Resource: res, Method: method})
+		k.rules = append(k.rules, protocol.ChildRule{Resource: res, Method: method})
 	}
 	return reconcile.New(reconcile.Config{
 		Env:              env,
@@ -161,7 +162,7 @@ type kind struct {
 	parent      reconcile.ParentResource
 	parentSel   labels.Selector // spec.parentResource.labelSelector
 	inputs      []resources.Resource
-	rules       []reconcile.ChildRule
+	rules       []protocol.ChildRule
 	mark        *claim.Mark
 	selectors   *selector.Cache // parents' spec.selector; empty selects every input
 	hookVersion v1alpha1.HookVersion

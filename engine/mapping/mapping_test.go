@@ -9,12 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"metascript.dev/metascript/engine/claim"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
 )
 
 var (
-	copiesRule = reconcile.ChildRule{Resource: resources.Resource{
+	copiesRule = protocol.ChildRule{Resource: resources.Resource{
 		GVR: schema.GroupVersionResource{Group: "test.metascript.dev", Version: "v1", Resource: "copies"},
 		GVK: schema.GroupVersionKind{Group: "test.metascript.dev", Version: "v1", Kind: "Copy"}, Namespaced: true}}
 	configMapsRes = resources.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
@@ -22,7 +23,7 @@ var (
 )
 
 func testKind() *kind {
-	return &kind{rules: []reconcile.ChildRule{copiesRule}, inputs: []resources.Resource{configMapsRes},
+	return &kind{rules: []protocol.ChildRule{copiesRule}, inputs: []resources.Resource{configMapsRes},
 		mark: &claim.Mark{Key: ControllerLabel, Value: "m", Label: true}}
 }
 
@@ -73,11 +74,11 @@ func TestMemoValid(t *testing.T) {
 func TestParentFingerprint(t *testing.T) {
 	p := parentIn("ns")
 	p.SetGeneration(3)
-	base := reconcile.ParentFingerprint(p)
+	base := protocol.ParentFingerprint(p)
 	status := p.DeepCopy()
 	status.Object["status"] = map[string]any{"x": int64(1)}
 	status.SetResourceVersion("99")
-	if reconcile.ParentFingerprint(status) != base {
+	if protocol.ParentFingerprint(status) != base {
 		t.Error("a status change changed the fingerprint")
 	}
 	for name, edit := range map[string]func(*unstructured.Unstructured){
@@ -87,7 +88,7 @@ func TestParentFingerprint(t *testing.T) {
 	} {
 		c := p.DeepCopy()
 		edit(c)
-		if reconcile.ParentFingerprint(c) == base {
+		if protocol.ParentFingerprint(c) == base {
 			t.Errorf("a change of %s left the fingerprint as it was", name)
 		}
 	}

@@ -1,7 +1,6 @@
 package mapping
 
 import (
-	"maps"
 	"sync"
 	"time"
 
@@ -91,18 +90,6 @@ func (m *memo) valid(inputVersion, parent string, outputs []*unstructured.Unstru
 func versions(objs []*unstructured.Unstructured) map[string]string {
 	out := make(map[string]string, len(objs))
 	for _, o := range objs {
-		out[o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
-	}
-	return out
-}
-
-// withVersions returns a copy of outputs' versions with the stored objects' versions put in.
-func withVersions(base map[string]string, stored []*unstructured.Unstructured) map[string]string {
-	out := maps.Clone(base)
-	if out == nil {
-		out = map[string]string{}
-	}
-	for _, o := range stored {
 		out[o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
 	}
 	return out

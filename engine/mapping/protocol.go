@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
 )
 
@@ -17,7 +18,7 @@ func (k *kind) call(d *reconcile.Gathered, j *job) reconcile.Call {
 		"controller": k.controller,
 		"parent":     d.Parent.Object,
 		"mapKey":     j.key,
-		"outputs":    reconcile.ObjectMap(d.Parent, k.rules, j.group.rules(), k.hookVersion),
+		"outputs":    protocol.ObjectMap(d.Parent, k.rules, j.group.rules(), k.hookVersion),
 	}
 	if j.input != nil {
 		req["input"] = j.input.obj.Object
@@ -53,19 +54,16 @@ var (
 // parseMap validates a map response whole: outputs of declared output resources, legal
 // names and namespaces, no duplicates; each gets the controller's mark and its map key.
 func (k *kind) parseMap(resp map[string]any, parent *unstructured.Unstructured, key string) (map[int][]*unstructured.Unstructured, time.Duration, error) {
-	if err := reconcile.CheckFields(resp, responseFields...); err != nil {
-		return nil, 0, err
-	}
-	common, err := reconcile.ParseCommon(resp)
+	common, err := protocol.ParseCommon(resp, responseFields...)
 	if err != nil {
 		return nil, 0, err
 	}
-	outputs, err := reconcile.Objects(resp, "outputs", parent, k.rules, "outputResources", k.mark,
+	outputs, err := protocol.Objects(resp, "outputs", parent, k.rules, "outputResources", k.mark,
 		func(path string, _ int, obj *unstructured.Unstructured) error {
 			if v, ok := obj.GetLabels()[MapKeyLabel]; ok && v != key {
-				return reconcile.Invalid(path+".metadata.labels."+MapKeyLabel, "%q is another input's map key; the engine sets it to %q", v, key)
+				return protocol.Invalid(path+".metadata.labels."+MapKeyLabel, "%q is another input's map key; the engine sets it to %q", v, key)
 			}
-			reconcile.SetStrings(obj, "labels", map[string]string{MapKeyLabel: key})
+			protocol.SetStrings(obj, "labels", map[string]string{MapKeyLabel: key})
 			return nil
 		})
 	if err != nil {
@@ -77,14 +75,11 @@ func (k *kind) parseMap(resp map[string]any, parent *unstructured.Unstructured, 
 // parseTombstone reads a tombstone answer: the outputs to keep (named by apiVersion, kind,
 // namespace and name; their content is not read), and resyncAfterSeconds.
 func (k *kind) parseTombstone(resp map[string]any, parent *unstructured.Unstructured, g *group) ([]*unstructured.Unstructured, time.Duration, error) {
-	if err := reconcile.CheckFields(resp, responseFields...); err != nil {
-		return nil, 0, err
-	}
-	common, err := reconcile.ParseCommon(resp)
+	common, err := protocol.ParseCommon(resp, responseFields...)
 	if err != nil {
 		return nil, 0, err
 	}
-	named, err := reconcile.Objects(resp, "outputs", parent, k.rules, "outputResources", nil, nil)
+	named, err := protocol.Objects(resp, "outputs", parent, k.rules, "outputResources", nil, nil)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -99,7 +94,7 @@ func (k *kind) parseTombstone(resp map[string]any, parent *unstructured.Unstruct
 				}
 			}
 			if !found {
-				return nil, 0, reconcile.Invalid("outputs", "%s %s is not an output of this map key",
+				return nil, 0, protocol.Invalid("outputs", "%s %s is not an output of this map key",
 					want.GetKind(), fmt.Sprintf("%s/%s", want.GetNamespace(), want.GetName()))
 			}
 		}

@@ -70,11 +70,7 @@ func (r *Runner) gatherRule(plan *claimPlan, i int, namespaced bool, idx cache.I
 		if seen[w.GetNamespace()+"/"+w.GetName()] {
 			continue
 		}
-		key := w.GetName()
-		if ns := w.GetNamespace(); ns != "" {
-			key = ns + "/" + key
-		}
-		if cached, ok, _ := idx.GetByKey(key); ok {
+		if cached, ok, _ := idx.GetByKey(cacheKey(w)); ok {
 			// It reached the cache since the index was read: keep it if it is the parent's,
 			// but claim nothing on so late a sight.
 			r.claimChild(plan, i, idx, parent, p, cached.(*unstructured.Unstructured), false)
@@ -109,11 +105,7 @@ func (r *Runner) claimChild(plan *claimPlan, rule int, idx cache.Indexer, parent
 // latestOf returns the object idx holds now under child's name, if it is child at a newer
 // resourceVersion; else nil.
 func latestOf(idx cache.Indexer, child *unstructured.Unstructured) *unstructured.Unstructured {
-	key := child.GetName()
-	if ns := child.GetNamespace(); ns != "" {
-		key = ns + "/" + key
-	}
-	obj, ok, _ := idx.GetByKey(key)
+	obj, ok, _ := idx.GetByKey(cacheKey(child))
 	if !ok {
 		return nil
 	}
@@ -121,6 +113,15 @@ func latestOf(idx cache.Indexer, child *unstructured.Unstructured) *unstructured
 		return u
 	}
 	return nil
+}
+
+// cacheKey is the key an informer's cache holds obj under: namespace/name, or name when obj
+// has no namespace (cache.MetaNamespaceKeyFunc's, without its error).
+func cacheKey(obj *unstructured.Unstructured) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return ns + "/" + obj.GetName()
+	}
+	return obj.GetName()
 }
 
 // carryOutClaims adopts and releases as planned. It returns the children whose adoption
@@ -141,7 +142,7 @@ func (r *Runner) carryOutClaims(ctx context.Context, res int, parent *unstructur
 	for _, a := range plan.adopt {
 		if _, err := r.apply.Adopt(ctx, r.applyResource(a.rule), owner, a.obj); err != nil {
 			lost[a.obj] = true
-			errs.add(r.describeChild(a.rule, a.obj)+" (adopting)", err)
+			errs.add(r.children[a.rule].Describe(a.obj)+" (adopting)", err)
 			continue
 		}
 		r.cfg.Metrics.ChildOperations.WithLabelValues(r.name, "adopt").Inc()
@@ -149,7 +150,7 @@ func (r *Runner) carryOutClaims(ctx context.Context, res int, parent *unstructur
 	for _, rel := range plan.release {
 		if _, err := r.apply.Release(ctx, r.applyResource(rel.rule), parent.GetUID(), rel.obj); err != nil &&
 			!errors.Is(err, apply.ErrGone) {
-			errs.add(r.describeChild(rel.rule, rel.obj)+" (releasing)", err)
+			errs.add(r.children[rel.rule].Describe(rel.obj)+" (releasing)", err)
 			continue
 		}
 		r.cfg.Metrics.ChildOperations.WithLabelValues(r.name, "release").Inc()
@@ -198,7 +199,7 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 			if obs == nil {
 				if other := r.foreign(i, d, claimant); other != "" {
 					r.warn(parent, "ChildConflict", fmt.Errorf("%s exists and belongs to %s; leaving it alone",
-						r.describeChild(i, d), other))
+						r.children[i].Describe(d), other))
 					r.overlay.waitFor(i, d.GetNamespace(), d.GetName(), req)
 					continue
 				}
@@ -222,9 +223,9 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 		mu.Lock()
 		defer mu.Unlock()
 		if op.desired == nil {
-			errs.add(r.describeChild(op.rule, op.observed)+" (deleting)", err)
+			errs.add(r.children[op.rule].Describe(op.observed)+" (deleting)", err)
 		} else {
-			errs.add(r.describeChild(op.rule, op.desired), err)
+			errs.add(r.children[op.rule].Describe(op.desired), err)
 		}
 	}
 	// Decide every child from the cache first; only the children that need a request are
@@ -292,11 +293,7 @@ type childWrites struct {
 // leaves such an object alone. It returns "" when the name is free, or holds the parent's
 // own child.
 func (r *Runner) foreign(rule int, d *unstructured.Unstructured, claimant claim.Parent) string {
-	key := d.GetName()
-	if r.children[rule].Namespaced {
-		key = d.GetNamespace() + "/" + key
-	}
-	obj, exists, _ := r.children[rule].informer.Indexer().GetByKey(key)
+	obj, exists, _ := r.children[rule].informer.Indexer().GetByKey(cacheKey(d))
 	if !exists {
 		return ""
 	}
@@ -315,14 +312,6 @@ func (r *Runner) foreign(rule int, d *unstructured.Unstructured, claimant claim.
 
 func (r *Runner) applyResource(rule int) apply.Resource {
 	return apply.Resource{GVR: r.children[rule].GVR, Namespaced: r.children[rule].Namespaced}
-}
-
-// describeChild names a child for Events and conditions: Kind namespace/name.
-func (r *Runner) describeChild(rule int, obj *unstructured.Unstructured) string {
-	if ns := obj.GetNamespace(); ns != "" {
-		return r.children[rule].GVK.Kind + " " + ns + "/" + obj.GetName()
-	}
-	return r.children[rule].GVK.Kind + " " + obj.GetName()
 }
 
 func (r *Runner) countAction(a apply.Action) {

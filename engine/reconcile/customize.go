@@ -2,56 +2,31 @@ package reconcile
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"metascript.dev/metascript/engine/related"
 )
 
 // relatedOf returns the parent's related rules and the request's related map. Without a
-// customize hook both are empty. With one, its answer is reused while the parent's
-// fingerprint (generation, labels, annotations) stays, and asked again otherwise; a failure
-// of the hook (reported like any hook's) or an invalid answer stops the reconcile before
-// anything is written. Informers of the resources the rules name are started here.
-func (r *Runner) relatedOf(ctx context.Context, parent *unstructured.Unstructured) ([]RelatedRule, map[string]any, error) {
-	if r.cfg.Hooks["customize"] == nil {
+// customize hook both are empty. With one, the tracker reuses the hook's last answer while
+// the parent's fingerprint stands, and the hook is called otherwise; a failure of the hook
+// (reported like any hook's) or an invalid answer (reported here) stops the reconcile before
+// anything is written. The informers of the resources the rules name are started here.
+func (r *Runner) relatedOf(ctx context.Context, parent *unstructured.Unstructured) ([]related.Rule, map[string]any, error) {
+	if r.related == nil {
 		return nil, map[string]any{}, nil
 	}
-	rules, err := r.customize(ctx, parent)
-	if err == nil {
-		err = r.ensureRelated(ctx, relatedResources(rules))
-	}
+	rules, err := r.related.Rules(parent, func() (map[string]any, error) {
+		return r.invoke(ctx, "customize", "", map[string]any{"controller": r.cfg.ControllerObject, "parent": parent.Object}, parent)
+	})
 	if err != nil {
-		r.pruneRelated()
+		r.reject(parent, "customize", "", err)
 		return nil, nil, err
 	}
-	return rules, relatedMap(parent, rules, r.cfg.HookVersion, r.relatedCache), nil
-}
-
-// customize returns the parent's related rules, from the cached answer when it stands.
-func (r *Runner) customize(ctx context.Context, parent *unstructured.Unstructured) ([]RelatedRule, error) {
-	fp := ParentFingerprint(parent)
-	r.related.mu.Lock()
-	cached, ok := r.related.answers[parent.GetUID()]
-	r.related.mu.Unlock()
-	if ok && cached.fingerprint == fp {
-		return cached.rules, nil
-	}
-	resp, err := r.invoke(ctx, "customize", "", map[string]any{"controller": r.cfg.ControllerObject, "parent": parent.Object}, parent)
+	objects, err := r.related.Objects(ctx, parent, rules)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	rules, err := parseCustomize(resp, parent, r.cfg.Resolver)
-	if err != nil {
-		var invalid *InvalidResponseError
-		if errors.As(err, &invalid) {
-			r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, "customize", r.cfg.Hooks["customize"].Form(), "invalid").Inc()
-			r.warn(parent, "InvalidHookResponse", fmt.Errorf("customize hook: %w", err))
-		}
-		return nil, err
-	}
-	r.related.mu.Lock()
-	r.related.answers[parent.GetUID()] = customizeAnswer{fingerprint: fp, rules: rules}
-	r.related.mu.Unlock()
-	return rules, nil
+	return rules, objects, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/related"
 	"metascript.dev/metascript/engine/resources"
 )
 
@@ -118,7 +119,7 @@ type Built struct {
 
 // CustomizeHook is the customize hook, the same for every kind that has one: it names the
 // related objects a parent's other hooks see.
-var CustomizeHook = Hook{Name: "customize", Request: []string{"controller", "parent"}, Response: customizeResponseFields}
+var CustomizeHook = Hook{Name: "customize", Request: []string{"controller", "parent"}, Response: related.ResponseFields}
 
 // DefinedHooks returns hooks without the ones that are not defined (nil).
 func DefinedHooks(hooks map[string]*v1alpha1.Hook) map[string]*v1alpha1.Hook {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/engine/index"
+	"metascript.dev/metascript/engine/informers"
 )
 
 // Event handlers map informer events to Requests, as Config.Watches declares, and end in one
@@ -53,12 +54,14 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 			if err == nil {
 				r.setCount(Request{Resource: res, Key: key}, 0, true)
 			}
-			if u, ok := unwrap(obj); ok {
+			if u, ok := informers.Object(obj); ok {
 				if r.cfg.Watches.Forget != nil {
 					r.cfg.Watches.Forget(u)
 				}
 				if err == nil {
-					r.forgetRelated(Request{Resource: res, Key: key}, u.GetUID())
+					if r.related != nil {
+						r.related.Forget(Request{Resource: res, Key: key}, u.GetUID())
+					}
 					r.overlay.forgetParent(Request{Resource: res, Key: key}, u.GetUID())
 				}
 			}
@@ -82,15 +85,6 @@ func (r *Runner) parentRequest(res int, obj any) []Request {
 		return nil
 	}
 	return []Request{{Resource: res, Key: key}}
-}
-
-// unwrap returns the object of an event, also of a deletion whose final state is unknown.
-func unwrap(obj any) (*unstructured.Unstructured, bool) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	u, ok := obj.(*unstructured.Unstructured)
-	return u, ok
 }
 
 // onlyStatusChanged reports whether nothing but status (and resourceVersion/managedFields)
@@ -140,7 +134,7 @@ func (r *Runner) childHandler(rule int) cache.ResourceEventHandler {
 			r.enqueue(was, is)
 		},
 		DeleteFunc: func(obj any) {
-			u, ok := unwrap(obj)
+			u, ok := informers.Object(obj)
 			if !ok {
 				return
 			}
@@ -168,12 +162,18 @@ func (h laterAdds) OnAdd(obj any, isInInitialList bool) {
 	}
 }
 
-// inputHandler routes the events of an input resource through its map function, for the
-// input as it was and as it is.
+// inputHandler routes the events of an input resource through its map function, or to the
+// owner its ControllerRef names when it has none, for the input as it was and as it is.
 func (r *Runner) inputHandler(mapFn MapFunc) cache.ResourceEventHandler {
 	requests := func(obj any) []Request {
-		u, ok := unwrap(obj)
+		u, ok := informers.Object(obj)
 		if !ok {
+			return nil
+		}
+		if mapFn == nil {
+			if ref := index.ControllerRef(u); ref != nil {
+				return r.ownerRequest(u, ref)
+			}
 			return nil
 		}
 		return mapFn(u, r.parentIndexers())
@@ -181,12 +181,9 @@ func (r *Runner) inputHandler(mapFn MapFunc) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { r.enqueue(requests(obj)) },
 		UpdateFunc: func(old, cur any) {
-			o, ok1 := old.(*unstructured.Unstructured)
-			c, ok2 := cur.(*unstructured.Unstructured)
-			if ok1 && ok2 && o.GetResourceVersion() == c.GetResourceVersion() {
-				return // a relist: parents resync on their own schedule
+			if !informers.Unchanged(old, cur) {
+				r.enqueue(requests(old), requests(cur))
 			}
-			r.enqueue(requests(old), requests(cur))
 		},
 		DeleteFunc: func(obj any) { r.enqueue(requests(obj)) },
 	}

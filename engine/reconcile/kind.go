@@ -16,8 +16,9 @@
 // retried with backoff.
 //
 // A controller kind contributes only what differs, through the Kind interface: which
-// parents it acts on, how a parent claims children, the hook request and response shapes,
-// and how the parent itself is written.
+// parents it acts on, how a parent claims children, the hook request and response shapes
+// (built and read with engine/protocol), and how the parent itself is written. The objects a
+// customize hook relates to a parent are kept by engine/related.
 package reconcile
 
 import (
@@ -27,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
-	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/index"
@@ -47,13 +47,6 @@ type ParentResource struct {
 	resources.Resource
 	// IgnoreStatusChanges drops update events that change nothing but the status.
 	IgnoreStatusChanges bool
-}
-
-// ChildRule is a resource the controller writes on behalf of its parents (children,
-// attachments, outputs) and how existing objects of it are updated.
-type ChildRule struct {
-	resources.Resource
-	Method v1alpha1.ChildUpdateMethod
 }
 
 // Kind is a controller kind's front door into the skeleton. Its methods are called
@@ -81,8 +74,8 @@ type Asked interface {
 	// failure is only that call's Answer.Err.
 	Calls() []Call
 	// Decide validates the answers, one per call in order, and returns what to write. It is
-	// called once, after every call was made. An *InvalidResponseError (or any error) means
-	// nothing is written; the skeleton reports it as InvalidHookResponse.
+	// called once, after every call was made. An error means nothing is written; a
+	// *protocol.InvalidResponseError is reported as InvalidHookResponse.
 	Decide(answers []Answer) (*Outcome, error)
 }
 
@@ -117,9 +110,9 @@ type Watches struct {
 	// Owns, when set, accepts the children whose events concern this controller; unset, every
 	// child does. A decorator's targets have children that are someone else's.
 	Owns func(child *unstructured.Unstructured) bool
-	// Inputs are resources the parents read but do not own (a MapController's inputs, a
-	// rollout's revisions), each with the map function that finds the parents an object
-	// concerns; Gathered.Inputs holds their caches in this order.
+	// Inputs are resources the parents read that are not their children (a MapController's
+	// inputs, a rollout's revisions), each with how an object finds the parents it concerns;
+	// Gathered.Inputs holds their caches in this order.
 	Inputs []Input
 	// Forget, when set, is called when a parent leaves the cache: for a kind that keeps state
 	// per parent.
@@ -131,9 +124,11 @@ type Watches struct {
 // is, so that a parent it stops concerning hears of it too.
 type MapFunc func(obj *unstructured.Unstructured, parents []cache.Indexer) []Request
 
-// Input is a watched resource the parents read but do not own.
+// Input is a watched resource the parents read that is not their child.
 type Input struct {
 	resources.Resource
+	// Map returns the parents an object concerns. Unset, an object concerns the parent its
+	// ControllerRef names, if any (a rollout's revisions, which the parent owns).
 	Map MapFunc
 }
 
@@ -150,8 +145,8 @@ type Gathered struct {
 	Observed map[int][]*unstructured.Unstructured
 	// Inputs are the caches of Watches.Inputs, by index: read-only.
 	Inputs []cache.Indexer
-	// Related is the request's related map (relatedMap): the objects the customize hook's
-	// rules select, or an empty map without a customize hook. Read-only.
+	// Related is the request's related map (related.Tracker.Objects): the objects the
+	// customize hook's rules select, or an empty map without a customize hook. Read-only.
 	Related map[string]any
 }
 

@@ -13,24 +13,13 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
-// ParentClient returns the client of parent's resource and namespace.
-func ParentClient(client dynamic.Interface, res ParentResource, parent *unstructured.Unstructured) dynamic.ResourceInterface {
-	c := client.Resource(res.GVR)
-	if res.Namespaced {
+// parentClient returns the client of parent's resource (Config.Parents[res]) and namespace.
+func (r *Runner) parentClient(res int, parent *unstructured.Unstructured) dynamic.ResourceInterface {
+	c := r.cfg.Client.Resource(r.parents[res].GVR)
+	if r.parents[res].Namespaced {
 		return c.Namespace(parent.GetNamespace())
 	}
 	return c
-}
-
-func (r *Runner) parentClient(res int, parent *unstructured.Unstructured) dynamic.ResourceInterface {
-	return ParentClient(r.cfg.Client, r.parents[res].ParentResource, parent)
-}
-
-func describeParent(res parentSource, parent *unstructured.Unstructured) string {
-	if ns := parent.GetNamespace(); ns != "" {
-		return res.GVK.Kind + " " + ns + "/" + parent.GetName()
-	}
-	return res.GVK.Kind + " " + parent.GetName()
 }
 
 // recheckParent confirms with a live read that the parent still exists under its UID and is

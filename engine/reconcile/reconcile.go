@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/engine/apply"
+	"metascript.dev/metascript/engine/protocol"
 )
 
 // reconcile brings one parent to the state its hooks ask for, in the order the package
@@ -79,8 +80,8 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		if round == 0 {
 			// The decision is valid: from here on the engine writes, and the related objects
 			// that informed it are what the parent is bound to.
-			if r.cfg.Hooks["customize"] != nil {
-				r.recordRelated(req, rules)
+			if r.related != nil {
+				r.related.Bind(req, rules)
 			}
 			if !finalizing && (finalize != nil) != hasFinalizer {
 				if err := r.patchFinalizers(ctx, req.Resource, parent, finalize != nil); err != nil {
@@ -104,7 +105,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	latest := parent
 	stored, err := r.writeParent(ctx, req.Resource, parent, out)
 	if err != nil {
-		errs.add(describeParent(r.parents[req.Resource], parent), err)
+		errs.add(r.parents[req.Resource].Describe(parent), err)
 	}
 	if stored != nil {
 		latest = stored
@@ -112,7 +113,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	}
 	if finalizing && out.Finalized && errs.empty() {
 		if err := r.patchFinalizers(ctx, req.Resource, latest, false); err != nil {
-			errs.add(describeParent(r.parents[req.Resource], parent), err)
+			errs.add(r.parents[req.Resource].Describe(parent), err)
 		}
 	}
 	if out.Retry != nil {
@@ -120,7 +121,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	}
 	r.setCount(req, writes.owned, false)
 	if err := r.reportWrites(ctx, req.Resource, latest, &errs); err != nil {
-		errs.add(describeParent(r.parents[req.Resource], parent)+" status", err)
+		errs.add(r.parents[req.Resource].Describe(parent)+" status", err)
 	}
 	return out.ResyncAfter, errs.join()
 }
@@ -174,7 +175,7 @@ const hookCallers = 8
 // an invalid invocation in the metrics and an InvalidHookResponse Warning Event. Other errors
 // are not the hook's answer and were reported where they happened.
 func (r *Runner) reject(parent *unstructured.Unstructured, hook, about string, err error) {
-	var invalid *InvalidResponseError
+	var invalid *protocol.InvalidResponseError
 	if !errors.As(err, &invalid) {
 		return
 	}

@@ -21,7 +21,8 @@ import (
 	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/informers"
 	"metascript.dev/metascript/engine/metrics"
-	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/engine/protocol"
+	"metascript.dev/metascript/engine/related"
 )
 
 // Env is what every controller's Runner shares with the engine.
@@ -32,7 +33,7 @@ type Env struct {
 	Metrics   *metrics.Metrics
 	Log       *slog.Logger
 	// Resolver resolves the resources customize hooks name.
-	Resolver Resolver
+	Resolver related.Resolver
 	// Workers reconcile parents concurrently, per controller; at least 1.
 	Workers int
 }
@@ -48,7 +49,7 @@ type Config struct {
 	// FieldManager is the field manager of every write made for this controller.
 	FieldManager string
 	Parents      []ParentResource
-	Children     []ChildRule
+	Children     []protocol.ChildRule
 	// Watches are how events beyond the parents' and their children's reach parents.
 	Watches Watches
 	// Hooks are the controller's hooks by name: the descriptor's primary hook is required.
@@ -57,15 +58,11 @@ type Config struct {
 	Hooks map[string]hooks.Invoker
 	// ControllerObject is the controller resource as hooks see it (request.controller).
 	ControllerObject map[string]any
-	// HookVersion keys request maps (ObjectKey) of the hooks the skeleton builds requests for.
+	// HookVersion is how the related map the skeleton builds for the kind's requests keys
+	// objects (protocol.ObjectKey).
 	HookVersion v1alpha1.HookVersion
 	// ResyncPeriod, when positive, enqueues every parent that often.
 	ResyncPeriod time.Duration
-}
-
-// Resolver resolves an apiVersion and a plural resource name; *resources.Resolver is one.
-type Resolver interface {
-	Resolve(apiVersion, resource string) (resources.Resource, error)
 }
 
 type parentSource struct {
@@ -74,7 +71,7 @@ type parentSource struct {
 }
 
 type childSource struct {
-	ChildRule
+	protocol.ChildRule
 	informer *informers.Informer
 }
 
@@ -95,7 +92,7 @@ type Runner struct {
 	workers    sync.WaitGroup
 	background sync.WaitGroup
 	stopping   atomic.Bool
-	related    *related
+	related    *related.Tracker[Request] // nil without a customize hook
 	overlay    *writtenOverlay
 
 	countsMu sync.Mutex
@@ -120,11 +117,6 @@ func New(cfg Config) (*Runner, error) {
 	if len(cfg.Parents) == 0 {
 		return nil, fmt.Errorf("%s: no parent resource", name)
 	}
-	for i, in := range cfg.Watches.Inputs {
-		if in.Map == nil {
-			return nil, fmt.Errorf("%s: input %d (%s) has no map function", name, i, in.GVR.Resource)
-		}
-	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -134,7 +126,10 @@ func New(cfg Config) (*Runner, error) {
 	}
 	r := &Runner{cfg: cfg, name: name, primary: primary, finalizer: cfg.Descriptor.FinalizerPrefix + cfg.Name,
 		counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, cfg.FieldManager),
-		related: newRelated(), overlay: newWrittenOverlay()}
+		overlay: newWrittenOverlay()}
+	if cfg.Hooks["customize"] != nil {
+		r.related = related.New(cfg.Informers, cfg.Resolver, cfg.HookVersion, func(req Request) { r.queue.Add(req) })
+	}
 	for _, p := range cfg.Parents {
 		r.parents = append(r.parents, parentSource{ParentResource: p})
 	}
@@ -228,7 +223,9 @@ func (r *Runner) Stop() {
 	r.cancel()
 	r.background.Wait()
 	r.releaseAll()
-	r.stopRelated()
+	if r.related != nil {
+		r.related.Stop()
+	}
 }
 
 func (r *Runner) releaseAll() {

@@ -2,11 +2,8 @@ package reconcile
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"metascript.dev/metascript/engine/apply"
+	"metascript.dev/metascript/engine/protocol"
 )
 
 // writeParent writes what a valid outcome says of the parent itself, after its children:
@@ -40,7 +38,7 @@ func (r *Runner) writeParent(ctx context.Context, res int, parent *unstructured.
 func (r *Runner) replaceStatus(ctx context.Context, res int, parent *unstructured.Unstructured, status map[string]any) (*unstructured.Unstructured, error) {
 	status["observedGeneration"] = parent.GetGeneration()
 	have, _, _ := unstructured.NestedFieldNoCopy(parent.Object, "status")
-	if SameJSON(have, status) {
+	if protocol.SameJSON(have, status) {
 		return nil, nil
 	}
 	patch, err := json.Marshal([]map[string]any{
@@ -63,49 +61,4 @@ func (r *Runner) replaceStatus(ctx context.Context, res int, parent *unstructure
 		return nil, fmt.Errorf("status: %w", err)
 	}
 	return stored, nil
-}
-
-// SameJSON reports whether two JSON-shaped values are equal as JSON: numbers compare by
-// value, so the int64 the cache holds equals the float64 a hook returned for the same number.
-// It allocates nothing, since every reconcile that writes a status calls it.
-func SameJSON(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for key, v := range x {
-			w, ok := y[key]
-			if !ok || !SameJSON(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !SameJSON(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	if n, ok := Number(a); ok {
-		m, ok := Number(b)
-		return ok && n == m
-	}
-	return a == b
-}
-
-// ParentFingerprint changes whenever what a hook may be assumed to read of a parent changes,
-// but not when only its status does: its UID, generation, labels and annotations. Kinds and
-// the skeleton reuse hook answers while it stands.
-func ParentFingerprint(p *unstructured.Unstructured) string {
-	data, _ := json.Marshal([]any{p.GetUID(), p.GetLabels(), p.GetAnnotations()})
-	sum := sha256.Sum256(data)
-	return strconv.FormatInt(p.GetGeneration(), 10) + "/" + hex.EncodeToString(sum[:8])
 }

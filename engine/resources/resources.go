@@ -31,6 +31,15 @@ func (r Resource) APIVersion() string { return r.GVK.GroupVersion().String() }
 // Key is the request's children/related map key, "<Kind>.<apiVersion>".
 func (r Resource) Key() string { return r.GVK.Kind + "." + r.APIVersion() }
 
+// Describe names obj, an object of the resource, in Events, conditions and log lines:
+// "Kind namespace/name", or "Kind name" when it has no namespace.
+func (r Resource) Describe(obj metav1.Object) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return r.GVK.Kind + " " + ns + "/" + obj.GetName()
+	}
+	return r.GVK.Kind + " " + obj.GetName()
+}
+
 // NotFoundError says a resource is not served by the API server (yet).
 type NotFoundError struct{ APIVersion, Resource string }
 

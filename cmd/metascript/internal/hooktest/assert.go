@@ -10,7 +10,7 @@ import (
 
 	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/engine/hooks"
-	"metascript.dev/metascript/engine/reconcile"
+	"metascript.dev/metascript/engine/protocol"
 )
 
 // Assertion checks one value of a hook response. Path uses the syntax of Path; exactly one
@@ -92,7 +92,7 @@ func (a *Assertion) Check(doc any) error {
 	}
 	switch {
 	case a.Equals != nil:
-		if !reconcile.SameJSON(a.equals, v) {
+		if !protocol.SameJSON(a.equals, v) {
 			return fmt.Errorf("%s: want %s, got %s", where, Render(a.equals), Render(v))
 		}
 	case a.Length != nil:
@@ -141,7 +141,7 @@ func contains(where string, v, want any) error {
 		}
 	case []any:
 		for _, item := range t {
-			if reconcile.SameJSON(item, want) {
+			if protocol.SameJSON(item, want) {
 				return nil
 			}
 		}
@@ -153,7 +153,7 @@ func contains(where string, v, want any) error {
 		}
 		for k, wv := range sub {
 			gv, ok := t[k]
-			if !ok || !reconcile.SameJSON(wv, gv) {
+			if !ok || !protocol.SameJSON(wv, gv) {
 				return fmt.Errorf("%s: want %s: %s, got %s", where, quoteKey(k), Render(wv), Render(t))
 			}
 		}

@@ -7,13 +7,13 @@ import (
 	"slices"
 
 	"metascript.dev/metascript/cmd/metascript/internal/phrase"
-	"metascript.dev/metascript/engine/reconcile"
+	"metascript.dev/metascript/engine/protocol"
 )
 
 // Diff lists the differences between want and got, one line per differing path, in a stable
 // order: `children[0].metadata.name: want "a", got "b"`, `status.ready: missing (want true)`,
 // `children[2]: unexpected {"kind":"Secret",...}`. It returns nil when want and got are equal
-// as the engine compares JSON values (reconcile.SameJSON: numbers by value, so 2 and 2.0 are
+// as the engine compares JSON values (protocol.SameJSON: numbers by value, so 2 and 2.0 are
 // equal).
 func Diff(want, got any) []string {
 	var out []string
@@ -72,7 +72,7 @@ func diff(at Path, want, got any, out *[]string) {
 		}
 		return
 	}
-	if !reconcile.SameJSON(want, got) {
+	if !protocol.SameJSON(want, got) {
 		*out = append(*out, fmt.Sprintf("%s: want %s, got %s", where, Render(want), Render(got)))
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"metascript.dev/metascript/engine/reconcile"
+	"metascript.dev/metascript/engine/protocol"
 )
 
 // TestDiffEqualsAsTheEngine: Diff finds no difference exactly where the engine finds two
@@ -33,8 +33,8 @@ func TestDiffEqualsAsTheEngine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if engine := reconcile.SameJSON(tt.a, tt.b); engine != tt.want {
-				t.Fatalf("reconcile.SameJSON(%s, %s) = %v; the table is wrong", Render(tt.a), Render(tt.b), engine)
+			if engine := protocol.SameJSON(tt.a, tt.b); engine != tt.want {
+				t.Fatalf("protocol.SameJSON(%s, %s) = %v; the table is wrong", Render(tt.a), Render(tt.b), engine)
 			}
 			for _, pair := range [][2]any{{tt.a, tt.b}, {tt.b, tt.a}} {
 				if d := Diff(pair[0], pair[1]); (len(d) == 0) != tt.want {

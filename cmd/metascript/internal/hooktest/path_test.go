@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"metascript.dev/metascript/engine/reconcile"
+	"metascript.dev/metascript/engine/protocol"
 )
 
 var doc = map[string]any{
@@ -63,7 +63,7 @@ func TestPathLookup(t *testing.T) {
 				}
 				return
 			}
-			if !found || !reconcile.SameJSON(v, tt.want) {
+			if !found || !protocol.SameJSON(v, tt.want) {
 				t.Errorf("Lookup = %v, %v (%s); want %v", Render(v), found, missing, Render(tt.want))
 			}
 		})

@@ -1,4 +1,4 @@
-package reconcile
+package protocol
 
 import (
 	"fmt"
@@ -54,10 +54,14 @@ type Common struct {
 	Finalized   bool
 }
 
-// ParseCommon reads status (an object or null), resyncAfterSeconds (0 to one year) and
-// finalized (a boolean) from resp.
-func ParseCommon(resp map[string]any) (Common, error) {
+// ParseCommon refuses a field of resp not among allowed (the fields of the hook's response),
+// then reads status (an object or null), resyncAfterSeconds (0 to one year) and finalized
+// (a boolean).
+func ParseCommon(resp map[string]any, allowed ...string) (Common, error) {
 	var c Common
+	if err := CheckFields(resp, allowed...); err != nil {
+		return c, err
+	}
 	if s, ok := resp["status"]; ok && s != nil {
 		m, ok := s.(map[string]any)
 		if !ok {
@@ -66,7 +70,7 @@ func ParseCommon(resp map[string]any) (Common, error) {
 		c.Status = m
 	}
 	if v, ok := resp["resyncAfterSeconds"]; ok && v != nil {
-		secs, ok := Number(v)
+		secs, ok := number(v)
 		if !ok || secs < 0 || math.IsNaN(secs) || secs > 365*24*3600 {
 			return c, Invalid("resyncAfterSeconds", "expected a number of seconds between 0 and one year, got %v", v)
 		}
@@ -159,10 +163,10 @@ func validateObject(path string, child, parent *unstructured.Unstructured, rules
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 		return 0, Invalid(path+".metadata.name", "%q: %s", name, errs[0])
 	}
-	if err := CheckStrings(path+".metadata.labels", md["labels"]); err != nil {
+	if err := checkStrings(path+".metadata.labels", md["labels"]); err != nil {
 		return 0, err
 	}
-	if err := CheckStrings(path+".metadata.annotations", md["annotations"]); err != nil {
+	if err := checkStrings(path+".metadata.annotations", md["annotations"]); err != nil {
 		return 0, err
 	}
 	rule := rules[ri]
@@ -211,8 +215,8 @@ func SetStrings(obj *unstructured.Unstructured, field string, kv map[string]stri
 	}
 }
 
-// CheckStrings refuses anything but null or an object of strings at path.
-func CheckStrings(path string, v any) error {
+// checkStrings refuses anything but null or an object of strings at path.
+func checkStrings(path string, v any) error {
 	if v == nil {
 		return nil
 	}
@@ -226,38 +230,4 @@ func CheckStrings(path string, v any) error {
 		}
 	}
 	return nil
-}
-
-// Number returns a JSON number as float64.
-func Number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	}
-	return 0, false
-}
-
-// TypeName names the JSON type of v for messages.
-func TypeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "bool"
-	case int64, int:
-		return "int"
-	case float64:
-		return "float"
-	case []any:
-		return "list"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
 }

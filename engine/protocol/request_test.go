@@ -1,4 +1,4 @@
-package reconcile
+package protocol
 
 import (
 	"testing"
@@ -11,12 +11,12 @@ import (
 )
 
 var (
-	configMaps = ChildRule{Resource: resources.Resource{
+	configMaps = resources.Resource{
 		GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
-		GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespaced: true}}
-	namespaceRule = ChildRule{Resource: resources.Resource{
+		GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespaced: true}
+	namespaces = resources.Resource{
 		GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"},
-		GVK: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, Namespaced: false}}
+		GVK: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, Namespaced: false}
 )
 
 func parentIn(ns string) *unstructured.Unstructured {
@@ -32,17 +32,17 @@ func TestObjectKeys(t *testing.T) {
 	c.SetNamespace("ns")
 	for _, tc := range []struct {
 		parentNS string
-		child    ChildRule
+		res      resources.Resource
 		version  v1alpha1.HookVersion
 		want     string
 	}{
 		{"ns", configMaps, v1alpha1.HookVersionV1, "n"},
 		{"", configMaps, v1alpha1.HookVersionV1, "ns/n"},
 		{"ns", configMaps, v1alpha1.HookVersionV2, "ns/n"},
-		{"", namespaceRule, v1alpha1.HookVersionV1, "n"},
+		{"", namespaces, v1alpha1.HookVersionV1, "n"},
 	} {
-		if got := ObjectKey(parentIn(tc.parentNS), tc.child, c, tc.version); got != tc.want {
-			t.Errorf("ObjectKey(parent ns %q, %s, %s) = %q, want %q", tc.parentNS, tc.child.GVK.Kind, tc.version, got, tc.want)
+		if got := ObjectKey(parentIn(tc.parentNS), tc.res, c, tc.version); got != tc.want {
+			t.Errorf("ObjectKey(parent ns %q, %s, %s) = %q, want %q", tc.parentNS, tc.res.GVK.Kind, tc.version, got, tc.want)
 		}
 	}
 }
