@@ -29,7 +29,7 @@ const (
 )
 
 // Step is one child's reconcile as Plan decided it from the cache alone: either done, with
-// no request needed, or a request for Carry to send. A Step is used once.
+// no request needed, or a request for Send to send. A Step is used once.
 type Step struct {
 	res               Resource
 	desired, observed *unstructured.Unstructured
@@ -46,7 +46,7 @@ func (s *Step) Done() (Action, *unstructured.Unstructured, bool) {
 }
 
 // Plan decides how one child of owner moves towards its desired state under the update
-// method, from the cache alone, and Carry sends the request it needs, if any. desired is the
+// method, from the cache alone, and Send sends the request it needs, if any. desired is the
 // child the hook returned, or nil if the hook no longer wants it; observed is the claimed
 // child from the cache, or nil if there is none (observed must not be controlled by another
 // owner).
@@ -68,7 +68,7 @@ func (s *Step) Done() (Action, *unstructured.Unstructured, bool) {
 // old child is gone.
 //
 // Plan is pure computation, cheap enough to call for every child at every sync, and safe for
-// concurrent use. Its errors are ErrInvalid, ErrNotOwned and ErrUnsupportedMethod; Carry's
+// concurrent use. Its errors are ErrInvalid, ErrNotOwned and ErrUnsupportedMethod; Send's
 // are those of Apply and Delete: ErrGone and ErrConflict mean requeue; anything else is
 // worth a retry with backoff.
 func Plan(res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured, method v1alpha1.ChildUpdateMethod) (*Step, error) {
@@ -114,10 +114,10 @@ func Plan(res Resource, owner metav1.OwnerReference, desired, observed *unstruct
 	return s, nil
 }
 
-// Carry sends the request a step that is not done needs, and says what it did and the child
+// Send sends the request a step that is not done needs, and says what it did and the child
 // as now stored, as far as this call knows: the server's answer when it applied (Created,
 // Updated), nil when it deleted the child or failed. Its errors are Apply's and Delete's.
-func (a *Applier) Carry(ctx context.Context, s *Step) (Action, *unstructured.Unstructured, error) {
+func (a *Applier) Send(ctx context.Context, s *Step) (Action, *unstructured.Unstructured, error) {
 	if action, stored, done := s.Done(); done {
 		return action, stored, nil
 	}

@@ -174,7 +174,7 @@ func TestRecreateConverges(t *testing.T) {
 	}
 }
 
-// reconcileChild moves one child as the reconciler does: Plan, then Carry when a request is
+// reconcileChild moves one child as the reconciler does: Plan, then Send when a request is
 // needed.
 func reconcileChild(ctx context.Context, a *Applier, res Resource, owner metav1.OwnerReference,
 	desired, observed *unstructured.Unstructured, method v1alpha1.ChildUpdateMethod) (Action, error) {
@@ -185,6 +185,6 @@ func reconcileChild(ctx context.Context, a *Applier, res Resource, owner metav1.
 	if action, _, done := step.Done(); done {
 		return action, nil
 	}
-	action, _, err := a.Carry(ctx, step)
+	action, _, err := a.Send(ctx, step)
 	return action, err
 }

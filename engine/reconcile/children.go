@@ -124,9 +124,9 @@ func cacheKey(obj *unstructured.Unstructured) string {
 	return obj.GetName()
 }
 
-// carryOutClaims adopts and releases as planned. It returns the children whose adoption
+// writeClaims adopts and releases as planned. It returns the children whose adoption
 // failed: another parent won them, or they changed; they are left alone this round.
-func (r *Runner) carryOutClaims(ctx context.Context, res int, parent *unstructured.Unstructured, owner metav1.OwnerReference,
+func (r *Runner) writeClaims(ctx context.Context, res int, parent *unstructured.Unstructured, owner metav1.OwnerReference,
 	plan claimPlan, errs *writeErrors) map[*unstructured.Unstructured]bool {
 	lost := map[*unstructured.Unstructured]bool{}
 	if len(plan.adopt) > 0 {
@@ -250,7 +250,7 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 	}
 	carry := func(n int) {
 		op := ops[n]
-		action, now, err := r.apply.Carry(ctx, steps[n])
+		action, now, err := r.apply.Send(ctx, steps[n])
 		r.countAction(action)
 		stored[n] = now
 		actions[n] = action

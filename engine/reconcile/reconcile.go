@@ -95,7 +95,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 			}
 		}
 		owner := apply.OwnerRef(parent)
-		lost := r.carryOutClaims(ctx, req.Resource, parent, owner, plan, &errs)
+		lost := r.writeClaims(ctx, req.Resource, parent, owner, plan, &errs)
 		writes = r.manageChildren(ctx, req, parent, claimant, owner, plan.observed, lost, out, &errs)
 		if writes.applied == 0 || writes.deleted > 0 || !errs.empty() || out.Prepare != nil || round == maxRounds-1 {
 			break
