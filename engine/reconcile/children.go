@@ -248,7 +248,7 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 		steps[n] = step
 		writes = append(writes, n)
 	}
-	carry := func(n int) {
+	send := func(n int) {
 		op := ops[n]
 		action, now, err := r.apply.Send(ctx, steps[n])
 		r.countAction(action)
@@ -259,7 +259,7 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 		}
 		failed(op, err)
 	}
-	inParallel(len(writes), childWriters, func(i int) { carry(writes[i]) })
+	inParallel(len(writes), childWriters, func(i int) { send(writes[i]) })
 	if out.Written != nil {
 		written := make(map[*unstructured.Unstructured]*unstructured.Unstructured, len(ops))
 		for n, op := range ops {
