@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"metascript.dev/metascript/apis/v1alpha1"
-	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/protocol"
@@ -124,26 +123,19 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		}
 		k.rules = append(k.rules, protocol.ChildRule{Resource: res, Method: method})
 	}
-	fieldManager := apply.FieldManager(cc.Name)
 	watches := reconcile.Watches{ParentIndexes: index.RegisterParentIndexes, Orphans: k.orphanParents, Forget: k.forget}
 	if k.rolling != nil {
 		// The revisions, whose events reach the parent that owns them (no Map).
 		watches.Inputs = []reconcile.Input{{Resource: b.Resources[len(b.Resources)-1]}}
-		k.rolling.store = revision.Store{Client: env.Client, FieldManager: fieldManager}
+		k.rolling.store = revision.Store{Client: env.Client, FieldManager: b.FieldManager()}
 	}
-	return reconcile.New(reconcile.Config{
-		Env:              env,
-		Descriptor:       b.Descriptor,
-		Name:             cc.Name,
-		Kind:             k,
-		FieldManager:     fieldManager,
-		Parents:          []reconcile.ParentResource{k.parent},
-		Children:         k.rules,
-		Watches:          watches,
-		Hooks:            b.Hooks,
-		ControllerObject: b.Object,
-		HookVersion:      k.hookVersion,
-		ResyncPeriod:     reconcile.ResyncPeriod(cc.Spec.ResyncPeriodSeconds),
+	return reconcile.New(b, reconcile.Config{
+		Env:          env,
+		Kind:         k,
+		Parents:      []reconcile.ParentResource{k.parent},
+		Children:     k.rules,
+		Watches:      watches,
+		ResyncPeriod: reconcile.ResyncPeriod(cc.Spec.ResyncPeriodSeconds),
 	})
 }
 

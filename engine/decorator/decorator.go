@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"metascript.dev/metascript/apis/v1alpha1"
-	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
@@ -43,6 +42,7 @@ var Descriptor = &reconcile.Descriptor{
 		reconcile.CustomizeHook,
 	},
 	FinalizerPrefix:    FinalizerPrefix,
+	FieldManagerPrefix: "decorator/",
 	FinalizeDeselected: true,
 	Read:               read,
 	Configure:          configure,
@@ -116,19 +116,13 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 	for i, t := range k.targets {
 		parents[i] = t.ParentResource
 	}
-	return reconcile.New(reconcile.Config{
-		Env:              env,
-		Descriptor:       b.Descriptor,
-		Name:             dc.Name,
-		Kind:             k,
-		FieldManager:     apply.FieldManager("decorator/" + dc.Name),
-		Parents:          parents,
-		Children:         k.rules,
-		Watches:          reconcile.Watches{Owns: k.owns},
-		Hooks:            b.Hooks,
-		ControllerObject: b.Object,
-		HookVersion:      k.hookVersion,
-		ResyncPeriod:     reconcile.ResyncPeriod(dc.Spec.ResyncPeriodSeconds),
+	return reconcile.New(b, reconcile.Config{
+		Env:          env,
+		Kind:         k,
+		Parents:      parents,
+		Children:     k.rules,
+		Watches:      reconcile.Watches{Owns: k.owns},
+		ResyncPeriod: reconcile.ResyncPeriod(dc.Spec.ResyncPeriodSeconds),
 	})
 }
 

@@ -26,7 +26,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/apis/v1alpha1"
-	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/protocol"
@@ -52,9 +51,10 @@ var Descriptor = &reconcile.Descriptor{
 		{Name: "map", Required: true, Primary: true, Request: mapRequestFields, Response: responseFields},
 		{Name: "tombstone", Request: tombstoneRequestFields, Response: responseFields},
 	},
-	FinalizerPrefix: "metascript.dev/mapcontroller-",
-	Read:            read,
-	Configure:       configure,
+	FinalizerPrefix:    "metascript.dev/mapcontroller-",
+	FieldManagerPrefix: "map/",
+	Read:               read,
+	Configure:          configure,
 }
 
 func read(decode func(any) error) (*reconcile.Declared, error) {
@@ -123,19 +123,13 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		}
 		k.rules = append(k.rules, protocol.ChildRule{Resource: res, Method: method})
 	}
-	return reconcile.New(reconcile.Config{
-		Env:              env,
-		Descriptor:       b.Descriptor,
-		Name:             mc.Name,
-		Kind:             k,
-		FieldManager:     apply.FieldManager("map/" + mc.Name),
-		Parents:          []reconcile.ParentResource{k.parent},
-		Children:         k.rules,
-		Watches:          watches,
-		Hooks:            b.Hooks,
-		ControllerObject: b.Object,
-		HookVersion:      k.hookVersion,
-		ResyncPeriod:     k.resync,
+	return reconcile.New(b, reconcile.Config{
+		Env:          env,
+		Kind:         k,
+		Parents:      []reconcile.ParentResource{k.parent},
+		Children:     k.rules,
+		Watches:      watches,
+		ResyncPeriod: k.resync,
 	})
 }
 

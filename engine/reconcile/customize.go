@@ -18,7 +18,7 @@ func (r *Runner) relatedOf(ctx context.Context, parent *unstructured.Unstructure
 		return nil, map[string]any{}, nil
 	}
 	rules, err := r.related.Rules(parent, func() (map[string]any, error) {
-		return r.invoke(ctx, "customize", "", map[string]any{"controller": r.cfg.ControllerObject, "parent": parent.Object}, parent)
+		return r.invoke(ctx, "customize", "", map[string]any{"controller": r.built.Object, "parent": parent.Object}, parent)
 	})
 	if err != nil {
 		r.reject(parent, "customize", "", err)

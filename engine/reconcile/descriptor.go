@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/related"
 	"metascript.dev/metascript/engine/resources"
@@ -26,6 +27,9 @@ type Descriptor struct {
 	// FinalizerPrefix + the controller's name is the finalizer held on parents while a
 	// finalize hook exists.
 	FinalizerPrefix string
+	// FieldManagerPrefix + the controller's name is the field manager of its writes, under
+	// the engine's own prefix (apply.FieldManager).
+	FieldManagerPrefix string
 	// FinalizeDeselected finalizes a parent that stops being selected while it holds the
 	// finalizer, as it is when deleted (DecoratorController). Otherwise such a parent is left
 	// alone.
@@ -120,6 +124,11 @@ type Built struct {
 // CustomizeHook is the customize hook, the same for every kind that has one: it names the
 // related objects a parent's other hooks see.
 var CustomizeHook = Hook{Name: "customize", Request: []string{"controller", "parent"}, Response: related.ResponseFields}
+
+// FieldManager is the field manager of every write made for the controller.
+func (b *Built) FieldManager() string {
+	return apply.FieldManager(b.Descriptor.FieldManagerPrefix + b.Name)
+}
 
 // DefinedHooks returns hooks without the ones that are not defined (nil).
 func DefinedHooks(hooks map[string]*v1alpha1.Hook) map[string]*v1alpha1.Hook {

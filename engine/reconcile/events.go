@@ -77,7 +77,7 @@ func (r *Runner) parentRequest(res int, obj any) []Request {
 		return nil
 	}
 	if !r.cfg.Kind.Selects(res, u) &&
-		!(r.cfg.Descriptor.FinalizeDeselected && slices.Contains(u.GetFinalizers(), r.finalizer)) {
+		!(r.built.Descriptor.FinalizeDeselected && slices.Contains(u.GetFinalizers(), r.finalizer)) {
 		return nil
 	}
 	key, err := cache.MetaNamespaceKeyFunc(u)

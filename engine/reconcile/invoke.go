@@ -19,7 +19,7 @@ import (
 // controller and parent.
 func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[string]any,
 	parent *unstructured.Unstructured) (map[string]any, error) {
-	hook := r.cfg.Hooks[hookName]
+	hook := r.built.Hooks[hookName]
 	if hook == nil {
 		return nil, fmt.Errorf("%s hook: not defined", hookName)
 	}

@@ -29,11 +29,11 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	selected := r.cfg.Kind.Selects(req.Resource, parent)
 	hasFinalizer := slices.Contains(parent.GetFinalizers(), r.finalizer)
 	deleting := parent.GetDeletionTimestamp() != nil
-	finalizing := deleting || !selected && hasFinalizer && r.cfg.Descriptor.FinalizeDeselected
+	finalizing := deleting || !selected && hasFinalizer && r.built.Descriptor.FinalizeDeselected
 	if !selected && !finalizing {
 		return 0, nil
 	}
-	finalize := r.cfg.Hooks["finalize"]
+	finalize := r.built.Hooks["finalize"]
 	if finalizing && (finalize == nil || !hasFinalizer) {
 		// No finalize hook (any more): let the deletion proceed, or leave the deselected
 		// parent alone; the garbage collector removes children of deleted parents.
@@ -179,7 +179,7 @@ func (r *Runner) reject(parent *unstructured.Unstructured, hook, about string, e
 	if !errors.As(err, &invalid) {
 		return
 	}
-	r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hook, r.cfg.Hooks[hook].Form(), "invalid").Inc()
+	r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hook, r.built.Hooks[hook].Form(), "invalid").Inc()
 	r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook%s: %w", hook, aboutSuffix(about), err))
 }
 

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
-	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/index"
@@ -38,29 +37,15 @@ type Env struct {
 	Workers int
 }
 
-// Config is everything a Runner needs. Hooks are already built.
+// Config is what a kind's Configure makes of a controller's spec for its Runner; the rest
+// (name, hooks, field manager) the Runner takes from the Built controller.
 type Config struct {
 	Env
-	// Descriptor is the controller's kind.
-	Descriptor *Descriptor
-	// Name is the controller's metadata.name.
-	Name string
-	Kind Kind
-	// FieldManager is the field manager of every write made for this controller.
-	FieldManager string
-	Parents      []ParentResource
-	Children     []protocol.ChildRule
+	Kind     Kind
+	Parents  []ParentResource
+	Children []protocol.ChildRule
 	// Watches are how events beyond the parents' and their children's reach parents.
 	Watches Watches
-	// Hooks are the controller's hooks by name: the descriptor's primary hook is required.
-	// With a "customize" hook, the skeleton asks it which related objects each parent's
-	// hooks see (Gathered.Related).
-	Hooks map[string]hooks.Invoker
-	// ControllerObject is the controller resource as hooks see it (request.controller).
-	ControllerObject map[string]any
-	// HookVersion is how the related map the skeleton builds for the kind's requests keys
-	// objects (protocol.ObjectKey).
-	HookVersion v1alpha1.HookVersion
 	// ResyncPeriod, when positive, enqueues every parent that often.
 	ResyncPeriod time.Duration
 }
@@ -77,10 +62,13 @@ type childSource struct {
 
 // Runner reconciles the parents of one controller. Start and Stop are called once each.
 type Runner struct {
-	cfg Config
+	cfg   Config
+	built *Built
 	// name is the controller as logs and metrics name it (compositecontroller/NAME);
 	// primary its kind's primary hook; finalizer the finalizer it holds on parents.
 	name, primary, finalizer string
+	// fieldManager is the field manager of every write made for the controller.
+	fieldManager string
 
 	parents    []parentSource
 	children   []childSource
@@ -104,14 +92,17 @@ type registration struct {
 	reg cache.ResourceEventHandlerRegistration
 }
 
-// New returns a Runner for cfg that is not started yet.
-func New(cfg Config) (*Runner, error) {
+// New returns the Runner of controller b, configured by its kind as cfg, not started yet.
+// b's hooks are the hooks the Runner calls: its kind's primary hook is required; with a
+// customize hook, the Runner asks it which related objects each parent's hooks see
+// (Gathered.Related), keyed as the primary hook's version asks.
+func New(b *Built, cfg Config) (*Runner, error) {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	name := cfg.Descriptor.Ref(cfg.Name)
-	primary := cfg.Descriptor.Primary().Name
-	if cfg.Hooks[primary] == nil {
+	name := b.Descriptor.Ref(b.Name)
+	primary := b.Descriptor.Primary().Name
+	if b.Hooks[primary] == nil {
 		return nil, fmt.Errorf("%s: no %s hook", name, primary)
 	}
 	if len(cfg.Parents) == 0 {
@@ -121,14 +112,14 @@ func New(cfg Config) (*Runner, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Log = cfg.Log.With("controller", name)
-	if cfg.Hooks["customize"] != nil && cfg.Resolver == nil {
+	if b.Hooks["customize"] != nil && cfg.Resolver == nil {
 		return nil, fmt.Errorf("%s: a customize hook needs a resolver", name)
 	}
-	r := &Runner{cfg: cfg, name: name, primary: primary, finalizer: cfg.Descriptor.FinalizerPrefix + cfg.Name,
-		counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, cfg.FieldManager),
+	r := &Runner{cfg: cfg, built: b, name: name, primary: primary, finalizer: b.Descriptor.FinalizerPrefix + b.Name,
+		fieldManager: b.FieldManager(), counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, b.FieldManager()),
 		overlay: newWrittenOverlay()}
-	if cfg.Hooks["customize"] != nil {
-		r.related = related.New(cfg.Informers, cfg.Resolver, cfg.HookVersion, func(req Request) { r.queue.Add(req) })
+	if b.Hooks["customize"] != nil {
+		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), func(req Request) { r.queue.Add(req) })
 	}
 	for _, p := range cfg.Parents {
 		r.parents = append(r.parents, parentSource{ParentResource: p})

@@ -129,7 +129,7 @@ func (r *Runner) setCondition(ctx context.Context, res int, parent *unstructured
 		sub = []string{"status"}
 	}
 	_, err = r.parentClient(res, parent).Patch(ctx, parent.GetName(), types.MergePatchType, patch, metav1.PatchOptions{
-		FieldManager: r.cfg.FieldManager}, sub...)
+		FieldManager: r.fieldManager}, sub...)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
