@@ -46,10 +46,7 @@ func TestHostileCalls(t *testing.T) {
 	}
 	for _, fl := range fixtureLanguages {
 		t.Run(string(fl.lang), func(t *testing.T) {
-			c, ok := compilers[fl.lang]
-			if !ok {
-				t.Skipf("the %s adapter is not on this branch", fl.lang)
-			}
+			c := requireCompiler(t, fl.lang)
 			src, err := os.ReadFile("testdata/hostile" + fl.ext)
 			if err != nil {
 				t.Fatal(err)

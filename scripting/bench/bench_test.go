@@ -99,9 +99,6 @@ func BenchmarkSync(b *testing.B) {
 		}},
 	}
 	for _, lang := range inlineHooks {
-		if !supported(rt, lang.lang) {
-			continue
-		}
 		prog := compile(b, rt, lang.lang, lang.file)
 		impls = append(impls, struct {
 			name string
@@ -135,9 +132,6 @@ func BenchmarkSyncParts(b *testing.B) {
 	rt := engine.NewRuntime(scripting.Options{})
 	ctx := context.Background()
 	for _, lang := range inlineHooks {
-		if !supported(rt, lang.lang) {
-			continue
-		}
 		prog := compile(b, rt, lang.lang, lang.file)
 		for _, part := range []string{"overhead", "execution"} {
 			for _, n := range []int{10, 1000} {
@@ -155,12 +149,6 @@ func BenchmarkSyncParts(b *testing.B) {
 	}
 }
 
-// supported reports whether the runtime has an adapter for lang.
-func supported(rt *scripting.Runtime, lang scripting.Language) bool {
-	_, err := rt.Compile(lang, "probe", "")
-	return !errors.Is(err, scripting.ErrUnknownLanguage)
-}
-
 // BenchmarkRunaway reports how long each budget takes to stop a hostile hook: for the
 // timeout, the milliseconds the hook ran past its deadline (ms-past-budget, from the
 // BudgetError) and the call's whole overshoot (ms-call-past-budget); for memory, the bytes
@@ -172,9 +160,6 @@ func BenchmarkRunaway(b *testing.B) {
 		lang scripting.Language
 		file string
 	}{{scripting.Starlark, "testdata/runaway.star"}, {scripting.JavaScript, "testdata/runaway.js"}} {
-		if !supported(rt, lang.lang) {
-			continue
-		}
 		prog := compile(b, rt, lang.lang, lang.file)
 		budget := scripting.Budget{Timeout: 50 * time.Millisecond, MaxSteps: 1 << 62, MaxStackDepth: 200, MaxMemory: 32 << 20}
 		b.Run(string(lang.lang)+"/timeout", func(b *testing.B) {
