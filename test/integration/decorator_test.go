@@ -74,7 +74,9 @@ func TestDecoratorSelectsByLabelAndAnnotation(t *testing.T) {
 	if !controlledBy(cm, chosen) || cm.GetAnnotations()["metascript.dev/decorator-controller"] != "deco-sel" {
 		t.Fatalf("attachment owners %+v, annotations %v", cm.GetOwnerReferences(), cm.GetAnnotations())
 	}
-	time.Sleep(time.Second)
+	// The two others were created first, on the same watch: the engine saw them before it
+	// decorated chosen, and whatever it queued for them is done once its queue is idle.
+	waitIdle(t, "decoratorcontroller/deco-sel")
 	for _, b := range []*unstructured.Unstructured{plain, other} {
 		if cur := getBundle(t, ns, b.GetName()); cur.GetResourceVersion() != b.GetResourceVersion() {
 			t.Fatalf("%s is not selected but was written: %v", b.GetName(), cur.Object["metadata"])
@@ -157,7 +159,8 @@ func TestDecoratorAttachmentUpdateMethods(t *testing.T) {
 			steer(t, b, name, attach("a=2"))
 			waitGone(t, ns, name+"-b") // no longer returned: deleted, whatever the method
 			if !tc.wantUpdated {
-				time.Sleep(time.Second)
+				// The reconcile that deleted b has seen a=2; once it is done, a is as it left it.
+				waitIdle(t, "decoratorcontroller/"+name)
 				if v := value(configMap(t, ns, name+"-a")); v != "1" {
 					t.Fatalf("OnDelete updated an existing attachment: value %q", v)
 				}
@@ -207,13 +210,14 @@ func TestTwoDecoratorsOnOneTarget(t *testing.T) {
 // TestDecoratorFinalize: a finalize hook tears the attachments down before the target goes,
 // and runs once when a target stops matching; after that the target is left alone.
 func TestDecoratorFinalize(t *testing.T) {
+	seen := witness(t, "deco-fin")
 	decorator(t, "deco-fin", "deco-fin", "InPlace")
 	ns := env.Namespace(t)
 	attach := func(name string) map[string]any {
 		return map[string]any{"deco-fin": map[string]any{"attachments": []any{map[string]any{"name": name, "value": "1"}}}}
 	}
 	gone := target(t, ns, "gone", "deco-fin", true, attach("g"))
-	optout := target(t, ns, "optout", "deco-fin", true, attach("a"))
+	optout := witnessed(t, target(t, ns, "optout", "deco-fin", true, attach("a")), "deco-fin")
 	for _, n := range []string{"gone", "optout"} {
 		waitBundle(t, ns, n, "finalizer added", func(b *unstructured.Unstructured) bool { return len(b.GetFinalizers()) == 1 })
 	}
@@ -230,8 +234,10 @@ func TestDecoratorFinalize(t *testing.T) {
 	after := waitBundle(t, ns, "optout", "finalizer removed", func(b *unstructured.Unstructured) bool {
 		return len(b.GetFinalizers()) == 0 && b.GetLabels()["deco-fin-finalized"] == "yes"
 	})
-	steer(t, optout, "deco-fin", map[string]any{"labels": map[string]any{"late": "x"}})
-	time.Sleep(time.Second)
+	// The witness reconciles the steer: it reached the engine; deco-fin has done whatever it
+	// did about it once its queue is idle.
+	actedOn(t, seen, 1, func() { steer(t, optout, "deco-fin", map[string]any{"labels": map[string]any{"late": "x"}}) })
+	waitIdle(t, "decoratorcontroller/deco-fin")
 	if cur := getBundle(t, ns, "optout"); cur.GetLabels()["late"] != "" || len(cur.GetFinalizers()) != 0 {
 		t.Fatalf("a target that opted out was decorated again: labels %v finalizers %v (before: %v)",
 			cur.GetLabels(), cur.GetFinalizers(), after.GetLabels())
@@ -257,8 +263,10 @@ func TestDecoratorHookFailuresChangeNothing(t *testing.T) {
 				return b.GetLabels()["v"] == "1" && seen == 2
 			})
 			a := configMap(t, ns, "deco-modes-a")
-			steer(t, b, "deco-modes", map[string]any{"mode": tc.mode, "labels": map[string]any{"v": "2"}, "status": map[string]any{"v": "2"},
-				"attachments": []any{map[string]any{"name": "a", "value": "2"}}})
+			failedAfter(t, "decoratorcontroller/deco-modes", func() {
+				steer(t, b, "deco-modes", map[string]any{"mode": tc.mode, "labels": map[string]any{"v": "2"}, "status": map[string]any{"v": "2"},
+					"attachments": []any{map[string]any{"name": "a", "value": "2"}}})
+			})
 			enginetest.Eventually(t, wait, func() (bool, string) {
 				ev := env.Events(t, ns, "f")
 				for _, m := range ev[tc.reason] {
@@ -268,7 +276,6 @@ func TestDecoratorHookFailuresChangeNothing(t *testing.T) {
 				}
 				return false, fmt.Sprintf("no %s event containing %q; events: %v", tc.reason, tc.message, ev)
 			})
-			time.Sleep(500 * time.Millisecond)
 			if cm := configMap(t, ns, "deco-modes-a"); cm.GetResourceVersion() != a.GetResourceVersion() {
 				t.Fatalf("attachment changed after a failed hook: %v", cm.Object["data"])
 			}
@@ -355,14 +362,17 @@ func TestDecoratorNoWritesAtSteadyState(t *testing.T) {
 			return seen == 1 && b.GetLabels()["l"] == "v"
 		})
 	}
-	time.Sleep(time.Second)
+	const ctl = "decoratorcontroller/deco-steady"
+	waitCounts(t, "DecoratorController", "deco-steady", 3, 3)
+	waitIdle(t, ctl)
 	env.Requests.Reset()
-	for _, b := range targets {
-		env.Patch(t, b, `{"metadata":{"labels":{"resync":"now"}}}`)
-	}
-	time.Sleep(2 * time.Second)
+	actedOn(t, ctl, len(targets), func() {
+		for _, b := range targets {
+			env.Patch(t, b, `{"metadata":{"labels":{"resync":"now"}}}`)
+		}
+	})
 	if w := env.Requests.Writes(); w != 0 {
-		t.Fatalf("engine sent %d writes re-syncing converged targets (requests by verb: %v)", w, env.Requests.Counts())
+		t.Fatalf("engine sent %d writes re-syncing converged targets (by verb: %v, writes by resource: %v)", w, env.Requests.Counts(), env.Requests.WritesByResource())
 	}
 }
 
@@ -442,6 +452,8 @@ func TestDecoratorResyncPeriod(t *testing.T) {
 // TestDecoratorSyntaxErrorReported: a compile error is located on the controller's status
 // before any target is touched.
 func TestDecoratorSyntaxErrorReported(t *testing.T) {
+	const ctl = "decoratorcontroller/decorator-syntax-error"
+	added, _, _ := queueCounts(t, ctl)
 	dc := controller(t, "decorator-syntax-error.yaml")
 	ns := env.Namespace(t)
 	b := target(t, ns, "s", "decorator-syntax", false, map[string]any{})
@@ -454,7 +466,11 @@ func TestDecoratorSyntaxErrorReported(t *testing.T) {
 	if msg := conditionMessage(cur, "HooksCompiled"); !strings.Contains(msg, "decoratorcontroller/decorator-syntax-error/hooks/sync:3:") {
 		t.Fatalf("HooksCompiled message %q does not locate the error (hook and line 3)", msg)
 	}
-	time.Sleep(time.Second)
+	// The manager has handled it, and counts it as failed: no runner, so no work queue.
+	waitManagerSettled(t)
+	if now, _, _ := queueCounts(t, ctl); now != added {
+		t.Fatalf("%v targets queued for a decorator that does not compile", now-added)
+	}
 	if got := getBundle(t, ns, "s"); got.GetResourceVersion() != b.GetResourceVersion() {
 		t.Fatalf("target touched by a decorator that does not compile: %v", got.Object)
 	}

@@ -90,15 +90,16 @@ func TestMapInputsAddedChangedRemoved(t *testing.T) {
 	waitCopy(t, ns, "p-b-1", "2")
 	waitStatus(t, ns, "p", []string{"outputs", "copies", "total"}, 3)
 	waitStatus(t, ns, "p", []string{"inputs", "configmaps", "total"}, 2)
+	const ctl = "mapcontroller/map-basic"
+	waitIdle(t, ctl)
 	if c := getCopy(t, ns, "p-other-0"); c != nil {
 		t.Fatal("an input the selector does not match was mapped")
 	}
-	time.Sleep(500 * time.Millisecond)
 	b0 := getCopy(t, ns, "p-b-0")
 	calls := mapCalls("map-basic")
 	env.Patch(t, a, `{"data":{"value":"changed"}}`)
 	waitCopy(t, ns, "p-a-0", "changed")
-	time.Sleep(time.Second)
+	waitIdle(t, ctl)
 	if n := mapCalls("map-basic") - calls; n != 1 {
 		t.Fatalf("%v map calls after one input changed, want 1", n)
 	}
@@ -129,11 +130,17 @@ func TestMapSameResourceInAndOut(t *testing.T) {
 	ns := env.Namespace(t)
 	input(t, ns, "a", "self", map[string]any{"value": "1"})
 	bundle(t, ns, "p", "map-self", "self")
+	p := getBundle(t, ns, "p")
 	waitValue(t, ns, "a-copy", "1")
 	waitStatus(t, ns, "p", []string{"inputs", "configmaps", "total"}, 1)
-	time.Sleep(time.Second)
+	// A later event of the parent, reconciled, by which time the output's own event has
+	// reached the engine long since: the output is still not an input.
+	actedOn(t, "mapcontroller/map-self", 1, func() { env.Patch(t, p, `{"metadata":{"annotations":{"barrier":"now"}}}`) })
 	if cm := configMap(t, ns, "a-copy-copy"); cm != nil {
 		t.Fatal("the controller mapped its own output")
+	}
+	if n, _, _ := unstructured.NestedInt64(getBundle(t, ns, "p").Object, "status", "inputs", "configmaps", "total"); n != 1 {
+		t.Fatalf("status.inputs.configmaps.total = %d: the controller counts its own output as an input", n)
 	}
 }
 
@@ -146,9 +153,14 @@ func TestMapTombstone(t *testing.T) {
 	p := bundle(t, ns, "p", "map-tomb", "t")
 	env.Patch(t, p, `{"spec":{"keepDetached":true}}`)
 	waitCopy(t, ns, "p-a-0", "1")
+	const ctl = "mapcontroller/map-tomb"
+	tombstones := hookCalls(ctl, "tombstone", "starlark", "success")
 	env.Delete(t, a)
 	waitStatus(t, ns, "p", []string{"inputs", "configmaps", "total"}, 0)
-	time.Sleep(time.Second)
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		return hookCalls(ctl, "tombstone", "starlark", "success") > tombstones, "the tombstone hook was not called"
+	})
+	waitIdle(t, ctl)
 	if c := getCopy(t, ns, "p-a-0"); c == nil || c.GetDeletionTimestamp() != nil {
 		t.Fatal("a detached output the tombstone hook keeps was deleted")
 	}
@@ -262,13 +274,14 @@ func TestMapNoWritesAtSteadyState(t *testing.T) {
 		seen, _, _ := unstructured.NestedInt64(getCopy(t, ns, "p-i4-0").Object, "spec", "seen")
 		return seen == 1, "spec.seen not settled"
 	})
-	time.Sleep(time.Second)
+	const ctl = "mapcontroller/map-steady"
+	waitCounts(t, "MapController", "map-steady", 1, 5)
+	waitIdle(t, ctl)
 	env.Requests.Reset()
 	calls := mapCalls("map-steady")
-	env.Patch(t, p, `{"metadata":{"annotations":{"resync":"now"}}}`)
-	time.Sleep(2 * time.Second)
+	actedOn(t, ctl, 1, func() { env.Patch(t, p, `{"metadata":{"annotations":{"resync":"now"}}}`) })
 	if w := env.Requests.Writes(); w != 0 {
-		t.Fatalf("engine sent %d writes re-syncing a converged parent (requests by verb: %v)", w, env.Requests.Counts())
+		t.Fatalf("engine sent %d writes re-syncing a converged parent (by verb: %v, writes by resource: %v)", w, env.Requests.Counts(), env.Requests.WritesByResource())
 	}
 	// An annotation is what a hook may read of the parent: every input is mapped again, and
 	// answers the same.
@@ -329,6 +342,8 @@ func TestMapResyncPeriod(t *testing.T) {
 // TestMapCompileErrorReported: a compile error is located on the controller's status and no
 // parent is touched.
 func TestMapCompileErrorReported(t *testing.T) {
+	const ctl = "mapcontroller/map-broken"
+	added, _, _ := queueCounts(t, ctl)
 	mc := controller(t, "map.yaml", "NAME", "map-broken", "SUITE", "map-broken", "TOMBSTONE", "",
 		`return {"outputs": [{`, `return {"outputs": [{,`)
 	ns := env.Namespace(t)
@@ -342,7 +357,11 @@ func TestMapCompileErrorReported(t *testing.T) {
 	if msg := conditionMessage(cur, "HooksCompiled"); !strings.Contains(msg, "mapcontroller/map-broken/script:") || !strings.Contains(msg, "hooks.map") {
 		t.Fatalf("HooksCompiled message %q does not locate the error", msg)
 	}
-	time.Sleep(time.Second)
+	// The manager has handled it, and counts it as failed: no runner, so no work queue.
+	waitManagerSettled(t)
+	if now, _, _ := queueCounts(t, ctl); now != added {
+		t.Fatalf("%v parents queued for a controller that does not compile", now-added)
+	}
 	if got := getBundle(t, ns, "p"); got.GetResourceVersion() != b.GetResourceVersion() {
 		t.Fatalf("parent touched by a controller that does not compile: %v", got.Object)
 	}

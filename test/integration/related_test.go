@@ -72,11 +72,12 @@ func TestRelatedByNames(t *testing.T) {
 	relatedBundle(t, ns, "pb", "related-names", "b")
 	waitData(t, ns, "pa-merged", "a", "1")
 	waitData(t, ns, "pb-merged", "b", "2")
-	time.Sleep(time.Second)
+	const ctl = "compositecontroller/related-names"
+	waitIdle(t, ctl)
 	pa, pb := syncsOf(t, ns, "pa"), syncsOf(t, ns, "pb")
 	env.Patch(t, a, `{"data":{"value":"changed"}}`)
 	waitData(t, ns, "pa-merged", "a", "changed")
-	time.Sleep(time.Second)
+	waitIdle(t, ctl)
 	if n := syncsOf(t, ns, "pb"); n != pb {
 		t.Fatalf("the parent that does not select the changed object synced %d times, want 0", n-pb)
 	}
@@ -93,21 +94,27 @@ func syncsOf(t *testing.T, ns, name string) int64 {
 }
 
 // TestRelatedRulesChange: a parent that stops naming an object sees the new one, and the
-// old one's changes no longer wake it once the new rules are recorded.
+// old one's changes no longer wake it once the new rules are recorded; they still wake a
+// parent that names it.
 func TestRelatedRulesChange(t *testing.T) {
 	relatedController(t, "related-change", "related-change", false)
+	const ctl = "compositecontroller/related-change"
 	ns := env.Namespace(t)
 	old := source(t, ns, "old", "1")
 	source(t, ns, "new", "2")
 	p := relatedBundle(t, ns, "p", "related-change", "old")
+	relatedBundle(t, ns, "keeps", "related-change", "old")
 	waitData(t, ns, "p-merged", "old", "1")
+	waitData(t, ns, "keeps-merged", "old", "1")
 	env.Patch(t, p, `{"spec":{"sources":["new"]}}`)
 	waitData(t, ns, "p-merged", "new", "2")
 	waitData(t, ns, "p-merged", "old", "<absent>")
-	time.Sleep(time.Second)
+	waitIdle(t, ctl)
 	before := syncsOf(t, ns, "p")
 	env.Patch(t, old, `{"data":{"value":"ignored"}}`)
-	time.Sleep(time.Second)
+	// The change reached the engine: the parent that still names the object synced.
+	waitData(t, ns, "keeps-merged", "old", "ignored")
+	waitIdle(t, ctl)
 	if n := syncsOf(t, ns, "p") - before; n != 0 {
 		t.Fatalf("%d syncs after an object the parent no longer selects changed, want 0", n)
 	}
@@ -131,7 +138,9 @@ func TestCustomizeFailureChangesNothing(t *testing.T) {
 	p := relatedBundle(t, ns, "p", "related-fail", "a")
 	waitData(t, ns, "p-merged", "a", "1")
 	before := configMap(t, ns, "p-merged")
-	env.Patch(t, p, `{"spec":{"sources":["b"],"customizeFails":true}}`)
+	failedAfter(t, "compositecontroller/related-fail", func() {
+		env.Patch(t, p, `{"spec":{"sources":["b"],"customizeFails":true}}`)
+	})
 	enginetest.Eventually(t, wait, func() (bool, string) {
 		ev := env.Events(t, ns, "p")
 		for _, m := range ev["HookFailed"] {
@@ -141,7 +150,6 @@ func TestCustomizeFailureChangesNothing(t *testing.T) {
 		}
 		return false, fmt.Sprintf("events %v", ev)
 	})
-	time.Sleep(500 * time.Millisecond)
 	if cur := configMap(t, ns, "p-merged"); cur.GetResourceVersion() != before.GetResourceVersion() {
 		t.Fatalf("the child changed after customize failed: %v", cur.Object["data"])
 	}

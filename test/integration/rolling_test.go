@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -60,6 +59,18 @@ func waitCopies(t *testing.T, ns string, want map[string]string) {
 	})
 }
 
+// checkCopies fails the test unless the Copies are as want now.
+func checkCopies(t *testing.T, ns string, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for name := range want {
+		got[name] = copyState(t, ns, name)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("copies %v, want %v", got, want)
+	}
+}
+
 func rolledOut(t *testing.T, ns, name string) (status, message string) {
 	b := getBundle(t, ns, name)
 	return enginetest.Condition(b, "RolledOut"), conditionMessage(b, "RolledOut")
@@ -109,8 +120,9 @@ func TestRollingRecreateOneAtATime(t *testing.T) {
 			s, m := rolledOut(t, ns, "r")
 			return s == "False" && strings.Contains(m, held), "RolledOut " + s + ": " + m
 		})
-		time.Sleep(500 * time.Millisecond)
-		waitCopies(t, ns, want)
+		// The reconcile that wrote the condition decided to wait; nothing moves meanwhile.
+		waitIdle(t, "compositecontroller/roll-recreate")
+		checkCopies(t, ns, want)
 		if c := getCopy(t, ns, name); c.GetUID() == uids[name] {
 			t.Fatalf("%s was not recreated", name)
 		}
@@ -142,11 +154,12 @@ func TestRollingInPlacePauseResumeAndFieldPaths(t *testing.T) {
 	// Outside the rolling paths: at once, to every revision's children.
 	env.Patch(t, b, `{"spec":{"note":"now"}}`)
 	waitCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v1/now", "p-2": "v1/now"})
-	// A failing hook mid-rollout changes nothing, however long it fails.
-	env.Patch(t, b, `{"spec":{"fail":true}}`)
-	setReady(t, ns, "p-0", true)
-	time.Sleep(time.Second)
-	waitCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v1/now", "p-2": "v1/now"})
+	// A failing hook mid-rollout changes nothing, however long it fails, even once the child
+	// that held the rollout is Ready.
+	const ctl = "compositecontroller/roll-inplace"
+	failedAfter(t, ctl, func() { env.Patch(t, b, `{"spec":{"fail":true}}`) })
+	failedAfter(t, ctl, func() { setReady(t, ns, "p-0", true) })
+	checkCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v1/now", "p-2": "v1/now"})
 	env.Patch(t, b, `{"spec":{"fail":null}}`)
 	waitCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v2/now", "p-2": "v2/now"})
 	enginetest.Eventually(t, wait, func() (bool, string) {

@@ -3,7 +3,6 @@ package integration
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -12,11 +11,13 @@ import (
 
 // TestNoWritesAtSteadyState: once converged, re-syncing every parent sends no write.
 func TestNoWritesAtSteadyState(t *testing.T) {
-	controller(t, "bundle-starlark.yaml")
+	// The Bundle controller of the other tests, on parents of this test only.
+	controller(t, "bundle-starlark.yaml", "name: bundle-starlark", "name: bundle-steady", "suite: basic", "suite: steady")
+	const ctl = "compositecontroller/bundle-steady"
 	ns := env.Namespace(t)
 	var parents []*unstructured.Unstructured
 	for i := range 5 {
-		parents = append(parents, bundle(t, ns, fmt.Sprintf("s%d", i), "basic", fmt.Sprintf("s%d", i), "a=1", "b=2"))
+		parents = append(parents, bundle(t, ns, fmt.Sprintf("s%d", i), "steady", fmt.Sprintf("s%d", i), "a=1", "b=2"))
 	}
 	for i := range parents {
 		waitValue(t, ns, fmt.Sprintf("s%d-b", i), "2")
@@ -26,15 +27,17 @@ func TestNoWritesAtSteadyState(t *testing.T) {
 			return n == 2, "status not converged"
 		})
 	}
-	time.Sleep(time.Second)
+	waitCounts(t, "CompositeController", "bundle-steady", 5, 10)
+	waitIdle(t, ctl)
 	env.Requests.Reset()
-	// A label change re-syncs each parent without changing what its hook returns.
-	for _, p := range parents {
-		env.Patch(t, p, `{"metadata":{"annotations":{"resync":"now"}}}`)
-	}
-	time.Sleep(2 * time.Second)
+	// An annotation change re-syncs each parent without changing what its hook returns.
+	actedOn(t, ctl, len(parents), func() {
+		for _, p := range parents {
+			env.Patch(t, p, `{"metadata":{"annotations":{"resync":"now"}}}`)
+		}
+	})
 	if w := env.Requests.Writes(); w != 0 {
-		t.Fatalf("engine sent %d writes re-syncing converged parents (requests by verb: %v)", w, env.Requests.Counts())
+		t.Fatalf("engine sent %d writes re-syncing converged parents (by verb: %v, writes by resource: %v)", w, env.Requests.Counts(), env.Requests.WritesByResource())
 	}
 }
 
@@ -42,6 +45,7 @@ func TestNoWritesAtSteadyState(t *testing.T) {
 // another form than the hook wrote them is up to date: re-syncing sends nothing.
 func TestNormalisedQuantitiesCostNothing(t *testing.T) {
 	controller(t, "quota.yaml")
+	const ctl = "compositecontroller/quota"
 	ns := env.Namespace(t)
 	b := bundle(t, ns, "q", "quota", "q")
 	enginetest.Eventually(t, wait, func() (bool, string) {
@@ -52,12 +56,12 @@ func TestNormalisedQuantitiesCostNothing(t *testing.T) {
 		cpu, _, _ := unstructured.NestedString(q.Object, "spec", "hard", "cpu")
 		return cpu == "1", fmt.Sprintf("spec.hard.cpu = %q, want the server's form \"1\"", cpu)
 	})
-	time.Sleep(time.Second)
+	waitCounts(t, "CompositeController", "quota", 1, 1)
+	waitIdle(t, ctl)
 	env.Requests.Reset()
-	env.Patch(t, b, `{"metadata":{"annotations":{"resync":"now"}}}`)
-	time.Sleep(2 * time.Second)
+	actedOn(t, ctl, 1, func() { env.Patch(t, b, `{"metadata":{"annotations":{"resync":"now"}}}`) })
 	if w := env.Requests.Writes(); w != 0 {
-		t.Fatalf("engine sent %d writes re-syncing a converged parent (requests by verb: %v)", w, env.Requests.Counts())
+		t.Fatalf("engine sent %d writes re-syncing a converged parent (by verb: %v, writes by resource: %v)", w, env.Requests.Counts(), env.Requests.WritesByResource())
 	}
 }
 
@@ -66,17 +70,20 @@ func TestNormalisedQuantitiesCostNothing(t *testing.T) {
 // cache after its first reconcile: the reconcile decides again from what its writes stored,
 // and the echoes of its own writes start no reconcile.
 func TestConvergenceAtTheRequestFloor(t *testing.T) {
-	controller(t, "bundle-starlark.yaml")
+	cc := controller(t, "bundle-starlark.yaml")
+	const ctl = "compositecontroller/bundle-starlark"
+	waitControllerReady(t, "CompositeController", cc.GetName())
 	ns := env.Namespace(t)
-	time.Sleep(time.Second)
 	env.Requests.Reset()
-	bundle(t, ns, "floor", "basic", "floor", "a=1", "b=2", "c=3")
+	b := bundle(t, ns, "floor", "basic", "floor", "a=1", "b=2", "c=3")
 	enginetest.Eventually(t, wait, func() (bool, string) {
 		p := getBundle(t, ns, "floor")
 		n, _, _ := unstructured.NestedInt64(p.Object, "status", "configMaps")
 		return n == 3, fmt.Sprintf("status %v", p.Object["status"])
 	})
-	time.Sleep(2 * time.Second)
+	// A later event of the parent, reconciled: the echoes of the writes above came first on
+	// the parent's watch, so any reconcile they started has run by the time this one is done.
+	actedOn(t, ctl, 1, func() { env.Patch(t, b, `{"metadata":{"annotations":{"barrier":"now"}}}`) })
 	w := env.Requests.WritesByResource()
 	if w["configmaps"] != 3 || w["bundles/status"] != 1 || w["bundles"] != 0 {
 		t.Fatalf("engine's writes converging a parent with 3 children: %v; want 3 configmaps and 1 bundles/status", w)
