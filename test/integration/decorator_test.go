@@ -9,9 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -433,19 +431,23 @@ spec: {}`))
 }
 
 // TestDecoratorResyncPeriod: a converged target whose hook changes nothing, so that no event
-// brings it back, is synced again every resyncPeriodSeconds.
+// brings it back, is synced again and again: resyncPeriodSeconds alone brings it back.
 func TestDecoratorResyncPeriod(t *testing.T) {
 	controller(t, "decorator-resync.yaml")
+	const ctl = "decoratorcontroller/decorator-resync"
 	ns := env.Namespace(t)
 	target(t, ns, "r", "decorator-resync", false, map[string]any{})
-	syncs := func() float64 {
-		return testutil.ToFloat64(env.Engine.Metrics.Reconciles.WithLabelValues("decoratorcontroller/decorator-resync", "success"))
-	}
-	enginetest.Eventually(t, wait, func() (bool, string) { return syncs() >= 1, "never synced" })
-	before := syncs()
-	time.Sleep(2500 * time.Millisecond)
-	if n := syncs() - before; n < 2 {
-		t.Fatalf("%v syncs in 2.5s with resyncPeriodSeconds 1, want at least 2", n)
+	enginetest.Eventually(t, wait, func() (bool, string) { return reconciles(ctl, "success") >= 1, "never synced" })
+	waitIdle(t, ctl)
+	env.Requests.Reset()
+	before := reconciles(ctl, "success")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		n := reconciles(ctl, "success") - before
+		return n >= 2, fmt.Sprintf("%v syncs since the target converged, want 2", n)
+	})
+	// Nothing was written to the target, so no event of it brought it back.
+	if w := env.Requests.WritesByResource(); w["bundles"]+w["bundles/status"] != 0 {
+		t.Fatalf("engine wrote Bundles meanwhile: %v", w)
 	}
 }
 

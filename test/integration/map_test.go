@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -319,7 +318,8 @@ func TestMapControllerEditRemaps(t *testing.T) {
 	})
 }
 
-// TestMapResyncPeriod: with nothing changing, resyncPeriodSeconds alone maps the inputs again.
+// TestMapResyncPeriod: with nothing changing, resyncPeriodSeconds alone maps the inputs again
+// and again.
 func TestMapResyncPeriod(t *testing.T) {
 	mc := mapController(t, "map-resync", "map-resync", false)
 	editControllerOf(t, "MapController", mc.GetName(), func(cur *unstructured.Unstructured) {
@@ -331,11 +331,23 @@ func TestMapResyncPeriod(t *testing.T) {
 	input(t, ns, "a", "r", map[string]any{"value": "1"})
 	bundle(t, ns, "p", "map-resync", "r")
 	waitCopy(t, ns, "p-a-0", "1")
-	time.Sleep(time.Second)
+	// The first call saw no output yet (spec.seen 0); the next one, which only the resync
+	// brings, settles it.
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		seen, _, _ := unstructured.NestedInt64(getCopy(t, ns, "p-a-0").Object, "spec", "seen")
+		return seen == 1, "spec.seen not settled"
+	})
+	waitIdle(t, "mapcontroller/map-resync")
+	env.Requests.Reset()
 	before := mapCalls("map-resync")
-	time.Sleep(3 * time.Second)
-	if n := mapCalls("map-resync") - before; n < 2 {
-		t.Fatalf("%v map calls in 3s with resyncPeriodSeconds 1, want at least 2", n)
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		n := mapCalls("map-resync") - before
+		return n >= 2, fmt.Sprintf("%v map calls since the parent converged, want 2", n)
+	})
+	// Nothing was written to the parent, its input or its output, so no event of theirs made
+	// those calls.
+	if w := env.Requests.WritesByResource(); w["bundles"]+w["bundles/status"]+w["configmaps"]+w["copies"] != 0 {
+		t.Fatalf("engine wrote meanwhile: %v", w)
 	}
 }
 
