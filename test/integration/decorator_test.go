@@ -49,6 +49,12 @@ func steer(t *testing.T, obj *unstructured.Unstructured, name string, cfg map[st
 	}
 }
 
+// attachmentOf reports whether obj is controlled by owner and marked as decorator's
+// attachment.
+func attachmentOf(obj, owner *unstructured.Unstructured, decorator string) bool {
+	return controlledBy(obj, owner) && obj.GetAnnotations()["metascript.dev/decorator-controller"] == decorator
+}
+
 func waitBundle(t *testing.T, ns, name, what string, cond func(*unstructured.Unstructured) bool) *unstructured.Unstructured {
 	t.Helper()
 	var b *unstructured.Unstructured
@@ -178,6 +184,7 @@ func TestDecoratorAttachmentUpdateMethods(t *testing.T) {
 
 // TestTwoDecoratorsOnOneTarget: each decorator sees and changes only its own attachments and
 // keys; a name one already uses is a conflict for the other, reported and left alone.
+// (status.seen counts the attachments deco-one's hook is shown: 1, never deco-two's.)
 func TestTwoDecoratorsOnOneTarget(t *testing.T) {
 	decorator(t, "deco-one", "deco-two", "InPlace")
 	decorator(t, "deco-two", "deco-two", "InPlace")
@@ -193,6 +200,24 @@ func TestTwoDecoratorsOnOneTarget(t *testing.T) {
 		seen, _, _ := unstructured.NestedInt64(b.Object, "status", "seen")
 		return b.GetLabels()["one"] == "1" && b.GetLabels()["two"] == "2" && seen == 1
 	})
+	// deco-two asks for an attachment under the name of deco-one's: a conflict, reported on
+	// the target and left alone; its own attachment is still kept.
+	steer(t, b, "deco-two", map[string]any{"labels": map[string]any{"two": "2"},
+		"attachments": []any{map[string]any{"name": "y", "value": "2"}},
+		"exact":       []any{map[string]any{"name": "deco-one-x", "value": "taken"}}})
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		for _, m := range env.Events(t, ns, "both")["ChildConflict"] {
+			if strings.Contains(m, "deco-one-x") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("no ChildConflict event naming deco-one-x; events %v", env.Events(t, ns, "both"))
+	})
+	waitIdle(t, "decoratorcontroller/deco-two")
+	if cm := configMap(t, ns, "deco-one-x"); cm.GetResourceVersion() != one.GetResourceVersion() || !attachmentOf(cm, b, "deco-one") {
+		t.Fatalf("deco-one's attachment was taken or changed by deco-two: %v", cm.Object)
+	}
+	waitValue(t, ns, "deco-two-y", "2")
 	// deco-two drops its attachment and label: deco-one's stay untouched.
 	steer(t, b, "deco-two", map[string]any{})
 	waitGone(t, ns, "deco-two-y")
@@ -488,7 +513,7 @@ func TestDecoratorEditResyncs(t *testing.T) {
 	waitValue(t, ns, "deco-edit-a", "1")
 	editControllerOf(t, "DecoratorController", dc.GetName(), func(cur *unstructured.Unstructured) {
 		src, _, _ := unstructured.NestedString(cur.Object, "spec", "script", "starlark", "source")
-		edited := strings.Replace(src, `"data": {"value": a["value"]}`, `"data": {"value": "v2-" + a["value"]}`, 1)
+		edited := strings.Replace(src, `"data": {"value": value}`, `"data": {"value": "v2-" + value}`, 1)
 		if edited == src {
 			t.Fatal("test fixture changed: replacement did not apply")
 		}

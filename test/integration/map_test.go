@@ -258,7 +258,8 @@ func TestMapTwoParentsShareInputs(t *testing.T) {
 	waitCopy(t, ns, "p2-a-0", "2")
 }
 
-// TestMapNoWritesAtSteadyState: re-syncing converged parents sends nothing and calls no hook.
+// TestMapNoWritesAtSteadyState: re-syncing a converged parent sends nothing; a change of its
+// annotations, which a hook may read, maps every input again, and each answers the same.
 func TestMapNoWritesAtSteadyState(t *testing.T) {
 	mapController(t, "map-steady", "map-steady", false)
 	ns := env.Namespace(t)
