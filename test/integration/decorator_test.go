@@ -231,7 +231,8 @@ func TestTwoDecoratorsOnOneTarget(t *testing.T) {
 }
 
 // TestDecoratorFinalize: a finalize hook tears the attachments down before the target goes,
-// and runs once when a target stops matching; after that the target is left alone.
+// and when a target stops matching, until it answers finalized; after that the target is left
+// alone.
 func TestDecoratorFinalize(t *testing.T) {
 	seen := witness(t, "deco-fin")
 	decorator(t, "deco-fin", "deco-fin", "InPlace")

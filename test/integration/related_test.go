@@ -129,7 +129,8 @@ func TestRelatedV2Keys(t *testing.T) {
 	waitData(t, ns, "p-merged", ns+".a", "1")
 }
 
-// TestCustomizeFailureChangesNothing: a customize hook that throws writes nothing.
+// TestCustomizeFailureChangesNothing: a customize hook that throws writes nothing: neither the
+// child nor the parent's status.
 func TestCustomizeFailureChangesNothing(t *testing.T) {
 	relatedController(t, "related-fail", "related-fail", false)
 	ns := env.Namespace(t)
@@ -137,7 +138,8 @@ func TestCustomizeFailureChangesNothing(t *testing.T) {
 	source(t, ns, "b", "2")
 	p := relatedBundle(t, ns, "p", "related-fail", "a")
 	waitData(t, ns, "p-merged", "a", "1")
-	before := configMap(t, ns, "p-merged")
+	waitIdle(t, "compositecontroller/related-fail")
+	before, syncs := configMap(t, ns, "p-merged"), syncsOf(t, ns, "p")
 	failedAfter(t, "compositecontroller/related-fail", func() {
 		env.Patch(t, p, `{"spec":{"sources":["b"],"customizeFails":true}}`)
 	})
@@ -152,6 +154,9 @@ func TestCustomizeFailureChangesNothing(t *testing.T) {
 	})
 	if cur := configMap(t, ns, "p-merged"); cur.GetResourceVersion() != before.GetResourceVersion() {
 		t.Fatalf("the child changed after customize failed: %v", cur.Object["data"])
+	}
+	if n := syncsOf(t, ns, "p"); n != syncs {
+		t.Fatalf("the parent's status changed after customize failed: syncs %d → %d", syncs, n)
 	}
 	env.Patch(t, p, `{"spec":{"customizeFails":false}}`)
 	waitData(t, ns, "p-merged", "b", "2")
