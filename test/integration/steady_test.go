@@ -68,14 +68,17 @@ func TestNormalisedQuantitiesCostNothing(t *testing.T) {
 // TestConvergenceAtTheRequestFloor: a parent whose status counts its observed children is
 // converged with one write per child and one status write, although its children reach the
 // cache after its first reconcile: the reconcile decides again from what its writes stored,
-// and the echoes of its own writes start no reconcile.
+// and nothing the echoes of its own writes bring writes again. (That echoes start no
+// reconcile at all is TestEchoesStartNoReconcile's.)
 func TestConvergenceAtTheRequestFloor(t *testing.T) {
-	cc := controller(t, "bundle-starlark.yaml")
-	const ctl = "compositecontroller/bundle-starlark"
+	// The Bundle controller of the other tests, on parents of this test only.
+	cc := controller(t, "bundle-starlark.yaml", "name: bundle-starlark", "name: bundle-floor", "suite: basic", "suite: floor")
+	const ctl = "compositecontroller/bundle-floor"
 	waitControllerReady(t, "CompositeController", cc.GetName())
 	ns := env.Namespace(t)
+	waitIdle(t, ctl)
 	env.Requests.Reset()
-	b := bundle(t, ns, "floor", "basic", "floor", "a=1", "b=2", "c=3")
+	b := bundle(t, ns, "floor", "floor", "floor", "a=1", "b=2", "c=3")
 	enginetest.Eventually(t, wait, func() (bool, string) {
 		p := getBundle(t, ns, "floor")
 		n, _, _ := unstructured.NestedInt64(p.Object, "status", "configMaps")
@@ -87,5 +90,47 @@ func TestConvergenceAtTheRequestFloor(t *testing.T) {
 	w := env.Requests.WritesByResource()
 	if w["configmaps"] != 3 || w["bundles/status"] != 1 || w["bundles"] != 0 {
 		t.Fatalf("engine's writes converging a parent with 3 children: %v; want 3 configmaps and 1 bundles/status", w)
+	}
+}
+
+// TestEchoesStartNoReconcile: docs/performance.md promises that "an event that only reports
+// the engine's own write does not reconcile the parent again". Each of 5 new parents with 3
+// children converges in one reconcile (TestConvergenceAtTheRequestFloor), and a later event
+// of each parent takes one more: 10 in all, none for the echoes of the children's creates or
+// of the status writes.
+//
+// ENGINE BUG, reported, not fixed here: this test fails. engine/reconcile/overlay.go records
+// a write once its response is back (recordChild, recordParent), and view drops an entry as
+// soon as the informer's cache has caught up, which client-go does before it calls the event
+// handlers. An echo handled before the record, or after the drop, is not recognised
+// (writtenOverlay.echo, parentEcho) and enqueues its parent again. Nothing is written by the
+// extra reconcile: the cost is a hook call per echo, not a request.
+func TestEchoesStartNoReconcile(t *testing.T) {
+	cc := controller(t, "bundle-starlark.yaml", "name: bundle-starlark", "name: bundle-echoes", "suite: basic", "suite: echoes")
+	const ctl = "compositecontroller/bundle-echoes"
+	waitControllerReady(t, "CompositeController", cc.GetName())
+	ns := env.Namespace(t)
+	waitIdle(t, ctl)
+	reconciled := reconciles(ctl, "success")
+	var parents []*unstructured.Unstructured
+	for i := range 5 {
+		parents = append(parents, bundle(t, ns, fmt.Sprintf("e%d", i), "echoes", fmt.Sprintf("e%d", i), "a=1", "b=2", "c=3"))
+	}
+	for i := range parents {
+		enginetest.Eventually(t, wait, func() (bool, string) {
+			p := getBundle(t, ns, fmt.Sprintf("e%d", i))
+			n, _, _ := unstructured.NestedInt64(p.Object, "status", "configMaps")
+			return n == 3, fmt.Sprintf("status %v", p.Object["status"])
+		})
+	}
+	// Later events of the parents, reconciled: the echoes came first on the parents' watch.
+	actedOn(t, ctl, len(parents), func() {
+		for _, p := range parents {
+			env.Patch(t, p, `{"metadata":{"annotations":{"barrier":"now"}}}`)
+		}
+	})
+	if n := reconciles(ctl, "success") - reconciled; n != float64(2*len(parents)) {
+		t.Fatalf("%v reconciles of %d parents, want %d: one converging each, one for its later event; "+
+			"the rest were started by echoes of the engine's own writes", n, len(parents), 2*len(parents))
 	}
 }
