@@ -538,3 +538,60 @@ func TestDecoratorEditResyncs(t *testing.T) {
 		return pFound && cFound && p == 0 && c == 0, fmt.Sprintf("status %v", cur.Object["status"])
 	})
 }
+
+// TestDecoratorIgnoreStatusChanges: a decorator whose resource rule sets ignoreStatusChanges
+// does not sync a target whose status alone changed; one that does not set it syncs the
+// target, which proves that the change reached the engine. A change beyond the status syncs
+// both.
+func TestDecoratorIgnoreStatusChanges(t *testing.T) {
+	controller(t, "decorator-status.yaml", "NAME", "deco-status-ignores", "IGNORE", "true")
+	controller(t, "decorator-status.yaml", "NAME", "deco-status-notices", "IGNORE", "false")
+	const ignores, notices = "decoratorcontroller/deco-status-ignores", "decoratorcontroller/deco-status-notices"
+	ns := env.Namespace(t)
+	b := target(t, ns, "s", "decorator-status", false, map[string]any{})
+	for _, ctl := range []string{ignores, notices} {
+		enginetest.Eventually(t, wait, func() (bool, string) {
+			return reconciles(ctl, "success") >= 1, ctl + " never synced the target"
+		})
+		waitIdle(t, ctl)
+	}
+	before := reconciles(ignores, "success")
+	actedOn(t, notices, 1, func() {
+		_, err := env.Client(t, b).Patch(t.Context(), b.GetName(), types.MergePatchType,
+			[]byte(`{"status":{"external":"changed"}}`), metav1.PatchOptions{FieldManager: "someone-else"}, "status")
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	waitIdle(t, ignores)
+	if n := reconciles(ignores, "success") - before; n != 0 {
+		t.Fatalf("%v syncs after the target's status alone changed, with ignoreStatusChanges", n)
+	}
+	// The same decorator does sync a change of the target's labels.
+	actedOn(t, ignores, 1, func() { env.Patch(t, b, `{"metadata":{"labels":{"changed":"yes"}}}`) })
+}
+
+// TestDecoratorAttachmentKeys: the request keys attachments of a namespaced target by name,
+// and by namespace/name under version v2.
+func TestDecoratorAttachmentKeys(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		key     func(ns, name string) string
+	}{
+		{"v1", func(_, name string) string { return name }},
+		{"v2", func(ns, name string) string { return ns + "/" + name }},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			name := "deco-keys-" + tc.version
+			controller(t, "decorator-keys.yaml", "NAME", name, "VERSION", "version: "+tc.version)
+			ns := env.Namespace(t)
+			target(t, ns, "k", name, false, map[string]any{})
+			waitValue(t, ns, "k-att", "1")
+			want := []string{tc.key(ns, "k-att")}
+			waitBundle(t, ns, "k", "status.keys", func(b *unstructured.Unstructured) bool {
+				keys, _, _ := unstructured.NestedStringSlice(b.Object, "status", "keys")
+				return fmt.Sprint(keys) == fmt.Sprint(want)
+			})
+		})
+	}
+}
