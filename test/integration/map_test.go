@@ -301,7 +301,7 @@ func TestMapControllerEditRemaps(t *testing.T) {
 	waitCopy(t, ns, "p-b-0", "2")
 	editControllerOf(t, "MapController", mc.GetName(), func(cur *unstructured.Unstructured) {
 		src, _, _ := unstructured.NestedString(cur.Object, "spec", "script", "starlark", "source")
-		edited := strings.Replace(src, `"spec": {"value": data.get("value", "")`, `"spec": {"value": "v2-" + data.get("value", "")`, 1)
+		edited := strings.Replace(src, `spec = {"value": data.get("value", "")`, `spec = {"value": "v2-" + data.get("value", "")`, 1)
 		if edited == src {
 			t.Fatal("test fixture changed: replacement did not apply")
 		}
@@ -378,4 +378,138 @@ func TestMapCompileErrorReported(t *testing.T) {
 	if got := getBundle(t, ns, "p"); got.GetResourceVersion() != b.GetResourceVersion() {
 		t.Fatalf("parent touched by a controller that does not compile: %v", got.Object)
 	}
+}
+
+// mapKey is the map key an output was made for.
+func mapKey(o *unstructured.Unstructured) string { return o.GetLabels()["metascript.dev/map-key"] }
+
+// TestMapInputRecreated: an input deleted and created again under its name has a new UID,
+// hence a new map key: the old key's output is deleted (there is no tombstone hook) and the
+// new key's is made, carrying the new key.
+func TestMapInputRecreated(t *testing.T) {
+	mapController(t, "map-recreate", "map-recreate", false)
+	ns := env.Namespace(t)
+	old := input(t, ns, "a", "re", map[string]any{"value": "1"})
+	bundle(t, ns, "p", "map-recreate", "re")
+	first := waitCopy(t, ns, "p-a-0", "1")
+	if mapKey(first) != string(old.GetUID()) {
+		t.Fatalf("output's map key %q, want the input's UID %s", mapKey(first), old.GetUID())
+	}
+	env.Delete(t, old)
+	recreated := input(t, ns, "a", "re", map[string]any{"value": "2"})
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		c := getCopy(t, ns, "p-a-0")
+		if c == nil || c.GetDeletionTimestamp() != nil {
+			return false, "no output"
+		}
+		v, _, _ := unstructured.NestedString(c.Object, "spec", "value")
+		return mapKey(c) == string(recreated.GetUID()) && v == "2" && c.GetUID() != first.GetUID(),
+			fmt.Sprintf("output UID %s (first %s), map key %s (new input %s), spec.value %q",
+				c.GetUID(), first.GetUID(), mapKey(c), recreated.GetUID(), v)
+	})
+	waitStatus(t, ns, "p", []string{"outputs", "copies", "total"}, 1)
+	waitStatus(t, ns, "p", []string{"inputs", "configmaps", "total"}, 1)
+}
+
+// TestMapOutputEditedBySomeoneElse: an output another writer changed calls the map hook for
+// its input again, once, and its answer puts the output back; the other inputs are not
+// mapped again and their outputs not written.
+func TestMapOutputEditedBySomeoneElse(t *testing.T) {
+	mapController(t, "map-edited", "map-edited", false)
+	const ctl = "mapcontroller/map-edited"
+	ns := env.Namespace(t)
+	input(t, ns, "a", "ed", map[string]any{"value": "1"})
+	input(t, ns, "b", "ed", map[string]any{"value": "2"})
+	bundle(t, ns, "p", "map-edited", "ed")
+	waitCopy(t, ns, "p-a-0", "1")
+	b0 := waitCopy(t, ns, "p-b-0", "2")
+	waitIdle(t, ctl)
+	calls := mapCalls("map-edited")
+	_, err := env.Dynamic.Resource(copies).Namespace(ns).Patch(t.Context(), "p-a-0", types.MergePatchType,
+		[]byte(`{"spec":{"value":"tampered"}}`), metav1.PatchOptions{FieldManager: "someone-else"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCopy(t, ns, "p-a-0", "1")
+	waitIdle(t, ctl)
+	if n := mapCalls("map-edited") - calls; n != 1 {
+		t.Fatalf("%v map calls after one output was edited, want 1", n)
+	}
+	if cur := getCopy(t, ns, "p-b-0"); cur.GetResourceVersion() != b0.GetResourceVersion() {
+		t.Fatal("the output of an input whose outputs nobody edited was written")
+	}
+}
+
+// TestMapTombstoneFailureKeepsOutputs: a tombstone call that fails keeps the detached key's
+// outputs as they are and says why in a Warning Event; once the hook answers, the outputs it
+// does not keep are deleted.
+func TestMapTombstoneFailureKeepsOutputs(t *testing.T) {
+	mapController(t, "map-tomb-fail", "map-tomb-fail", true)
+	const ctl = "mapcontroller/map-tomb-fail"
+	ns := env.Namespace(t)
+	a := input(t, ns, "a", "tf", map[string]any{"value": "1"})
+	// keepDetached is false: but for the failure, the tombstone hook would let the output go.
+	p := bundle(t, ns, "p", "map-tomb-fail", "tf")
+	env.Patch(t, p, `{"spec":{"tombstoneFails":true}}`)
+	waitCopy(t, ns, "p-a-0", "1")
+	waitIdle(t, ctl)
+	kept := getCopy(t, ns, "p-a-0")
+	failed := hookCalls(ctl, "tombstone", "starlark", "error")
+	env.Delete(t, a)
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		return hookCalls(ctl, "tombstone", "starlark", "error") > failed, "no failed tombstone call yet"
+	})
+	waitIdle(t, ctl) // the reconcile that made the call is done, and its retries wait their backoff
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		ev := env.Events(t, ns, "p")
+		for _, m := range ev["HookFailed"] {
+			if strings.Contains(m, "tombstone says no") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("no HookFailed event from the tombstone hook; events %v", ev)
+	})
+	if c := getCopy(t, ns, "p-a-0"); c == nil || c.GetDeletionTimestamp() != nil || c.GetResourceVersion() != kept.GetResourceVersion() {
+		t.Fatalf("a failed tombstone call changed its key's output: %v", c)
+	}
+	env.Patch(t, p, `{"spec":{"tombstoneFails":null}}`)
+	waitCopy(t, ns, "p-a-0", "<absent>")
+}
+
+// TestMapOutputWriteRefused: an output the API server refuses shows on the parent as a
+// WriteFailed Warning Event and Synced=False naming it; the other inputs' outputs are
+// written, and Synced turns True once the input no longer asks for it.
+func TestMapOutputWriteRefused(t *testing.T) {
+	mapController(t, "map-refused", "map-refused", false)
+	ns := env.Namespace(t)
+	bad := input(t, ns, "bad", "rf", map[string]any{"value": "1", "fail": "refused"})
+	input(t, ns, "good", "rf", map[string]any{"value": "1"})
+	bundle(t, ns, "p", "map-refused", "rf")
+	waitCopy(t, ns, "p-good-0", "1")
+	var got *unstructured.Unstructured
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		got = getBundle(t, ns, "p")
+		return enginetest.Condition(got, "Synced") == "False", fmt.Sprintf("status %v", got.Object["status"])
+	})
+	if msg := conditionMessage(got, "Synced"); !strings.Contains(msg, "Copy "+ns+"/p-bad-0") || !strings.Contains(msg, "spec") {
+		t.Fatalf("Synced message %q does not name the output and the server's message", msg)
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		ev := env.Events(t, ns, "p")
+		for _, m := range ev["WriteFailed"] {
+			if strings.Contains(m, "p-bad-0") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("no WriteFailed event naming the output; events %v", ev)
+	})
+	if c := getCopy(t, ns, "p-bad-0"); c != nil {
+		t.Fatalf("a refused output exists: %v", c.Object)
+	}
+	env.Patch(t, bad, `{"data":{"fail":null}}`)
+	waitCopy(t, ns, "p-bad-0", "1")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		got = getBundle(t, ns, "p")
+		return enginetest.Condition(got, "Synced") == "True", fmt.Sprintf("status %v", got.Object["status"])
+	})
 }
