@@ -234,3 +234,51 @@ spec: {source: s}`))
 		return b.GetLabels()["related-value"] == "v2"
 	})
 }
+
+// TestCustomizeAnswerKept: the customize answer is kept per parent. A sync brought by a
+// related object or by a child calls customize no more; a change of the parent's labels,
+// annotations or spec asks it again, once, and so does an edit of the controller.
+func TestCustomizeAnswerKept(t *testing.T) {
+	cc := relatedController(t, "related-cache", "related-cache", false)
+	const ctl = "compositecontroller/related-cache"
+	customizeCalls := func() float64 { return hookCalls(ctl, "customize", "starlark", "success") }
+	ns := env.Namespace(t)
+	a := source(t, ns, "a", "1")
+	source(t, ns, "b", "2")
+	p := relatedBundle(t, ns, "p", "related-cache", "a")
+	waitData(t, ns, "p-merged", "a", "1")
+	for _, step := range []struct {
+		what  string
+		touch func()
+		asks  float64 // customize calls it makes
+		then  func()  // what the sync it brought must have done
+	}{
+		{"a related object changed", func() { env.Patch(t, a, `{"data":{"value":"changed"}}`) }, 0,
+			func() { waitData(t, ns, "p-merged", "a", "changed") }},
+		{"the child was deleted", func() { env.Delete(t, configMap(t, ns, "p-merged")) }, 0,
+			func() { waitData(t, ns, "p-merged", "a", "changed") }},
+		{"the parent's labels changed", func() { env.Patch(t, p, `{"metadata":{"labels":{"extra":"1"}}}`) }, 1, nil},
+		{"the parent's annotations changed", func() { env.Patch(t, p, `{"metadata":{"annotations":{"extra":"1"}}}`) }, 1, nil},
+		{"the parent's spec changed", func() { env.Patch(t, p, `{"spec":{"sources":["b"]}}`) }, 1,
+			func() { waitData(t, ns, "p-merged", "b", "2") }},
+		{"the controller was edited", func() {
+			editController(t, cc.GetName(), func(cur *unstructured.Unstructured) {
+				src, _, _ := unstructured.NestedString(cur.Object, "spec", "script", "starlark", "source")
+				if err := unstructured.SetNestedField(cur.Object, src+"\n# edited\n", "spec", "script", "starlark", "source"); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}, 1, nil},
+	} {
+		waitIdle(t, ctl)
+		before := customizeCalls()
+		actedOn(t, ctl, 1, step.touch)
+		if step.then != nil {
+			step.then()
+		}
+		waitIdle(t, ctl)
+		if n := customizeCalls() - before; n != step.asks {
+			t.Fatalf("%s: %v customize calls, want %v", step.what, n, step.asks)
+		}
+	}
+}
