@@ -14,7 +14,8 @@ import (
 // TestHostileCalls runs testdata/hostile.<ext> in every language: stdlib calls that amplify
 // a large argument (decoding, splitting, matching everywhere, quoting it in an error). Each
 // must end in the expected error without the process allocating twice the memory budget
-// during the call, and within a small multiple of its timeout.
+// during the call (a looser bound for matching under the race detector, below), and within a
+// small multiple of its timeout.
 func TestHostileCalls(t *testing.T) {
 	// What is checked is each call's refusal before it allocates; the timeout only stops a
 	// runaway, and is generous because building the 8 MiB inputs under the race detector on a
@@ -46,10 +47,7 @@ func TestHostileCalls(t *testing.T) {
 	}
 	for _, fl := range fixtureLanguages {
 		t.Run(string(fl.lang), func(t *testing.T) {
-			c, ok := compilers[fl.lang]
-			if !ok {
-				t.Skipf("the %s adapter is not on this branch", fl.lang)
-			}
+			c := requireCompiler(t, fl.lang)
 			src, err := os.ReadFile("testdata/hostile" + fl.ext)
 			if err != nil {
 				t.Fatal(err)
@@ -66,14 +64,16 @@ func TestHostileCalls(t *testing.T) {
 					elapsed := time.Since(start)
 					// Under the race detector sync.Pool drops a quarter of what is put back,
 					// so package regexp makes a new matching machine for about every fourth
-					// match: what a call finding many matches allocates is not what it
-					// allocates in production.
-					used := allocs.Stop()
+					// match: a call finding many matches allocates some 17 times its budget
+					// (measured: 540 MiB for 32 MiB) where production allocates less than
+					// twice. The bound is looser there, still far below what a call without
+					// its match limit allocates under the race detector (13 GiB measured).
+					used, bound := allocs.Stop(), 2*budget.MaxMemory
 					if raceEnabled && strings.HasPrefix(tc.function, "re_") {
-						used = 0
+						bound = 32 * budget.MaxMemory
 					}
-					if used >= 2*budget.MaxMemory {
-						t.Errorf("the process allocated %d bytes during the call, twice the budget or more", used)
+					if used >= bound {
+						t.Errorf("the process allocated %d MiB during the call, %d MiB or more (budget %d MiB)", used>>20, bound>>20, budget.MaxMemory>>20)
 					}
 					if elapsed > 5*budget.Timeout {
 						t.Errorf("the call took %v, more than 5 times its timeout", elapsed)

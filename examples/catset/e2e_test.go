@@ -56,9 +56,7 @@ var revisions = schema.GroupVersionResource{Group: "metascript.dev", Version: "v
 func TestCatSet(t *testing.T) {
 	for _, l := range exampletest.Languages {
 		t.Run(l.Name, func(t *testing.T) {
-			if reason := exampletest.MissingSupport(env.Engine.Runtime, l.Lang, stdlibModules...); reason != "" {
-				t.Skip(reason)
-			}
+			exampletest.RequireSupport(t, env.Engine.Runtime, l.Lang, stdlibModules...)
 			start := time.Now()
 			install(t, l.File)
 			s := &scenario{t: t, ns: env.Namespace(t)}

@@ -100,14 +100,12 @@ type hooks struct {
 	prog scripting.Program
 }
 
-// newHooks compiles spec.script of the language's controller; it skips the test when the
+// newHooks compiles spec.script of the language's controller; it fails the test when the
 // runtime lacks the language or the stdlib modules the script uses.
 func newHooks(t *testing.T, l exampletest.Language) *hooks {
 	t.Helper()
 	rt := engine.NewRuntime(scripting.Options{Now: clock})
-	if reason := exampletest.MissingSupport(rt, l.Lang, stdlibModules...); reason != "" {
-		t.Skip(reason)
-	}
+	exampletest.RequireSupport(t, rt, l.Lang, stdlibModules...)
 	cc := exampletest.FromFile(t, l.File, "CompositeController")
 	src, _, _ := unstructured.NestedString(cc, "spec", "script", string(l.Lang), "source")
 	if src == "" {

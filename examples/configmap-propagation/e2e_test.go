@@ -52,9 +52,7 @@ const (
 func TestConfigMapPropagation(t *testing.T) {
 	for _, l := range exampletest.Languages {
 		t.Run(l.Name, func(t *testing.T) {
-			if reason := exampletest.MissingSupport(env.Engine.Runtime, l.Lang, "k8s"); reason != "" {
-				t.Skip(reason)
-			}
+			exampletest.RequireSupport(t, env.Engine.Runtime, l.Lang, "k8s")
 			// InstallDecorator only reads the file's first object and its status: it installs
 			// a CompositeController as well, and removes it on cleanup.
 			exampletest.InstallDecorator(t, env, l.File)

@@ -84,9 +84,7 @@ type hooks struct {
 func newHooks(t *testing.T, l exampletest.Language) *hooks {
 	t.Helper()
 	rt := engine.NewRuntime(scripting.Options{Now: clock})
-	if reason := exampletest.MissingSupport(rt, l.Lang, "k8s"); reason != "" {
-		t.Skip(reason)
-	}
+	exampletest.RequireSupport(t, rt, l.Lang, "k8s")
 	cc := exampletest.FromFile(t, l.File, "CompositeController")
 	src, _, _ := unstructured.NestedString(cc, "spec", "script", string(l.Lang), "source")
 	if src == "" {

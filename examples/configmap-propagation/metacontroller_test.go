@@ -78,9 +78,7 @@ spec:
 	waitCopies(t, prop, "settings", map[string]string{"some": "value", "other": "changed"}, one, two, three)
 
 	for i, l := range exampletest.Languages {
-		if reason := exampletest.MissingSupport(env.Engine.Runtime, l.Lang, "k8s"); reason != "" {
-			t.Skip(reason)
-		}
+		exampletest.RequireSupport(t, env.Engine.Runtime, l.Lang, "k8s")
 		cc = inlineHooks(t, cc, l.File)
 		value := fmt.Sprintf("inline-%d", i)
 		env.Patch(t, source, fmt.Sprintf(`{"data":{"other":%q}}`, value))

@@ -51,9 +51,7 @@ const (
 func TestRoleBindingsPerNamespace(t *testing.T) {
 	for _, l := range exampletest.Languages {
 		t.Run(l.Name, func(t *testing.T) {
-			if reason := exampletest.MissingSupport(env.Engine.Runtime, l.Lang, "json", "re", "strings"); reason != "" {
-				t.Skip(reason)
-			}
+			exampletest.RequireSupport(t, env.Engine.Runtime, l.Lang, "json", "re", "strings")
 			exampletest.InstallDecorator(t, env, l.File)
 			a, b, c, taken := env.Namespace(t), env.Namespace(t), env.Namespace(t), env.Namespace(t)
 			// The sample's ClusterRole, bound in this test's namespaces; named per language so

@@ -45,9 +45,7 @@ const (
 func TestServicePerObject(t *testing.T) {
 	for _, l := range exampletest.Languages {
 		t.Run(l.Name, func(t *testing.T) {
-			if reason := exampletest.MissingSupport(env.Engine.Runtime, l.Lang, "json", "re", "strings"); reason != "" {
-				t.Skip(reason)
-			}
+			exampletest.RequireSupport(t, env.Engine.Runtime, l.Lang, "json", "re", "strings")
 			exampletest.InstallDecorator(t, env, l.File)
 			ns := env.Namespace(t)
 			web := env.Create(t, ns, enginetest.ObjectsFromFile(t, "sample.yaml")[0])

@@ -2,7 +2,6 @@ package snapshotschedule
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"metascript.dev/metascript/examples/internal/exampletest"
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/test/enginetest"
 )
@@ -57,34 +57,11 @@ var languages = []struct {
 	{"javascript", scripting.JavaScript, "controller-javascript.yaml"},
 }
 
-// requireLanguage skips when the engine cannot run the controller in lang.
+// requireLanguage fails the test unless the engine runs hooks in lang that use the time
+// module, the one stdlib module the controllers use.
 func requireLanguage(t *testing.T, lang scripting.Language) {
 	t.Helper()
-	if reason := missingSupport(env.Engine.Runtime, lang); reason != "" {
-		t.Skip(reason)
-	}
-}
-
-// timeProbes name the type of the time module, the one stdlib module the hooks use.
-var timeProbes = map[scripting.Language]string{
-	scripting.Starlark:   "def probe(request):\n    return type(time)\n",
-	scripting.JavaScript: "function probe(request) { return typeof time; }",
-}
-
-// missingSupport says what rt lacks to run the controllers in lang, or "" when nothing.
-func missingSupport(rt *scripting.Runtime, lang scripting.Language) string {
-	prog, err := rt.Compile(lang, "probe", timeProbes[lang])
-	if errors.Is(err, scripting.ErrUnknownLanguage) {
-		return fmt.Sprintf("the engine has no %s adapter: %v", lang, err)
-	}
-	if err != nil {
-		return fmt.Sprintf("the %s adapter does not predeclare the time module: %v", lang, err)
-	}
-	out, err := prog.Call(context.Background(), scripting.Invocation{Function: "probe", Request: map[string]any{}})
-	if err != nil || out == "undefined" {
-		return fmt.Sprintf("the %s adapter does not offer the time module: %v %v", lang, out, err)
-	}
-	return ""
+	exampletest.RequireSupport(t, env.Engine.Runtime, lang, "time")
 }
 
 // installController creates the controller of file, waits until it runs, and on cleanup

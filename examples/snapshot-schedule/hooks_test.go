@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"metascript.dev/metascript/engine"
+	"metascript.dev/metascript/examples/internal/exampletest"
 	"metascript.dev/metascript/scripting"
 )
 
@@ -66,9 +67,7 @@ func TestHooksAgree(t *testing.T) {
 	rt := engine.NewRuntime(scripting.Options{})
 	for _, l := range languages {
 		t.Run(l.name, func(t *testing.T) {
-			if reason := missingSupport(rt, l.lang); reason != "" {
-				t.Skip(reason)
-			}
+			exampletest.RequireSupport(t, rt, l.lang, "time")
 			prog := compileShared(t, rt, l.lang, l.file)
 			observed := map[string]any{}
 			for _, st := range steps {

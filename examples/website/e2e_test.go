@@ -3,7 +3,6 @@ package website
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 
+	"metascript.dev/metascript/examples/internal/exampletest"
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/test/enginetest"
 )
@@ -56,41 +56,14 @@ var languages = []struct {
 	{"javascript", scripting.JavaScript, "controller-javascript.yaml"},
 }
 
-// requireLanguage skips when the engine has no adapter for lang, or one that does not offer
-// hooks the stdlib modules the controllers use.
+// stdlibModules are the stdlib modules the controllers use, as predeclared globals.
+var stdlibModules = []string{"base64", "hash", "json", "k8s"}
+
+// requireLanguage fails the test unless the engine runs hooks in lang that use the stdlib
+// modules the controllers need.
 func requireLanguage(t *testing.T, lang scripting.Language) {
 	t.Helper()
-	if reason := missingSupport(env.Engine.Runtime, lang); reason != "" {
-		t.Skip(reason)
-	}
-}
-
-// stdlibProbes name the type of each stdlib module the controllers use, as predeclared
-// globals, in each language.
-var stdlibProbes = map[scripting.Language]string{
-	scripting.Starlark:   "def probe(request):\n    return [type(m) for m in [base64, hash, json, k8s]]\n",
-	scripting.JavaScript: "function probe(request) { return [typeof base64, typeof hash, typeof json, typeof k8s]; }",
-}
-
-// missingSupport says what rt lacks to run the controllers in lang, or "" when nothing.
-func missingSupport(rt *scripting.Runtime, lang scripting.Language) string {
-	prog, err := rt.Compile(lang, "probe", stdlibProbes[lang])
-	if errors.Is(err, scripting.ErrUnknownLanguage) {
-		return fmt.Sprintf("the engine has no %s adapter: %v", lang, err)
-	}
-	if err != nil {
-		return fmt.Sprintf("the %s adapter does not predeclare the stdlib modules base64, hash, json and k8s: %v", lang, err)
-	}
-	out, err := prog.Call(context.Background(), scripting.Invocation{Function: "probe", Request: map[string]any{}})
-	if err != nil {
-		return fmt.Sprintf("probing the %s adapter's stdlib: %v", lang, err)
-	}
-	for _, typ := range out.([]any) {
-		if typ == "undefined" {
-			return fmt.Sprintf("the %s adapter does not predeclare the stdlib modules base64, hash, json and k8s (types: %v)", lang, out)
-		}
-	}
-	return ""
+	exampletest.RequireSupport(t, env.Engine.Runtime, lang, stdlibModules...)
 }
 
 // installController creates the controller of file, waits until it runs, and on cleanup

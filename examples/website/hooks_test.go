@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"metascript.dev/metascript/engine"
+	"metascript.dev/metascript/examples/internal/exampletest"
 	"metascript.dev/metascript/scripting"
 )
 
@@ -28,9 +29,7 @@ func TestHooksAgree(t *testing.T) {
 	rt := engine.NewRuntime(scripting.Options{Now: clock})
 	for _, l := range languages {
 		t.Run(l.name, func(t *testing.T) {
-			if reason := missingSupport(rt, l.lang); reason != "" {
-				t.Skip(reason)
-			}
+			exampletest.RequireSupport(t, rt, l.lang, stdlibModules...)
 			prog := compileShared(t, rt, l.lang, l.file)
 			call := func(step, function string, req map[string]any) map[string]any {
 				t.Helper()

@@ -246,9 +246,10 @@ func TestOverlappingSelectorsDoNotFight(t *testing.T) {
 		t.Fatalf("owners: p1-x %+v, p2-y %+v", x.GetOwnerReferences(), y.GetOwnerReferences())
 	}
 	// Touch both parents; neither may take, change or delete the other's child.
-	env.Patch(t, p1, `{"metadata":{"annotations":{"touch":"1"}}}`)
-	env.Patch(t, p2, `{"metadata":{"annotations":{"touch":"1"}}}`)
-	time.Sleep(2 * time.Second)
+	actedOn(t, "compositecontroller/bundle-starlark", 2, func() {
+		env.Patch(t, p1, `{"metadata":{"annotations":{"touch":"1"}}}`)
+		env.Patch(t, p2, `{"metadata":{"annotations":{"touch":"1"}}}`)
+	})
 	x2, y2 := configMap(t, ns, "p1-x"), configMap(t, ns, "p2-y")
 	if x2.GetResourceVersion() != x.GetResourceVersion() || y2.GetResourceVersion() != y.GetResourceVersion() {
 		t.Fatalf("children changed while nothing they hold changed: p1-x rv %s→%s, p2-y rv %s→%s",
@@ -273,9 +274,9 @@ func TestUpdateMethods(t *testing.T) {
 			b := bundle(t, ns, "m", "none", "m", "a=1")
 			env.Patch(t, b, fmt.Sprintf(`{"metadata":{"labels":{"method":%q}}}`, lower))
 			first := waitValue(t, ns, "m-a", "1")
-			env.Patch(t, b, `{"spec":{"items":[{"name":"a","value":"2"}]}}`)
+			touch := func() { env.Patch(t, b, `{"spec":{"items":[{"name":"a","value":"2"}]}}`) }
 			if !tc.wantUpdated {
-				time.Sleep(2 * time.Second)
+				actedOn(t, "compositecontroller/method-"+lower, 1, touch)
 				if v := value(configMap(t, ns, "m-a")); v != "1" {
 					t.Fatalf("OnDelete updated an existing child: value %q", v)
 				}
@@ -286,6 +287,7 @@ func TestUpdateMethods(t *testing.T) {
 				}
 				return
 			}
+			touch()
 			second := waitValue(t, ns, "m-a", "2")
 			if newUID := second.GetUID() != first.GetUID(); newUID != tc.wantNewUID {
 				t.Fatalf("child replaced = %v, want %v", newUID, tc.wantNewUID)
@@ -315,7 +317,9 @@ func TestHookFailuresChangeNothing(t *testing.T) {
 			})
 			a := configMap(t, ns, "f-a")
 			// A failing hook while the spec asks for changes: drop b, change a.
-			env.Patch(t, b, fmt.Sprintf(`{"spec":{"mode":%q,"items":[{"name":"a","value":"CHANGED"}]}}`, tc.mode))
+			failedAfter(t, "compositecontroller/modes", func() {
+				env.Patch(t, b, fmt.Sprintf(`{"spec":{"mode":%q,"items":[{"name":"a","value":"CHANGED"}]}}`, tc.mode))
+			})
 			enginetest.Eventually(t, wait, func() (bool, string) {
 				ev := env.Events(t, ns, "f")
 				for _, m := range ev[tc.reason] {
@@ -325,7 +329,6 @@ func TestHookFailuresChangeNothing(t *testing.T) {
 				}
 				return false, fmt.Sprintf("no %s event containing %q; events: %v", tc.reason, tc.message, ev)
 			})
-			time.Sleep(500 * time.Millisecond)
 			if cm := configMap(t, ns, "f-a"); cm.GetResourceVersion() != a.GetResourceVersion() {
 				t.Fatalf("f-a changed after a failed hook: %v", cm.Object["data"])
 			}
@@ -415,6 +418,8 @@ func TestControllerEditRecompilesAndResyncs(t *testing.T) {
 }
 
 func TestSyntaxErrorReportedAndNoParentTouched(t *testing.T) {
+	const ctl = "compositecontroller/syntax-error"
+	added, _, _ := queueCounts(t, ctl)
 	cc := controller(t, "syntax-error.yaml")
 	ns := env.Namespace(t)
 	b := bundle(t, ns, "s", "syntax", "s", "a=1")
@@ -434,7 +439,11 @@ func TestSyntaxErrorReportedAndNoParentTouched(t *testing.T) {
 	if !strings.Contains(msg, "hooks.sync") || !strings.Contains(msg, ":2:") {
 		t.Fatalf("HooksCompiled message %q does not locate the error (hook and line 2)", msg)
 	}
-	time.Sleep(time.Second)
+	// The manager has handled it, and counts it as failed: no runner, so no work queue.
+	waitManagerSettled(t)
+	if now, _, _ := queueCounts(t, ctl); now != added {
+		t.Fatalf("%v parents queued for a controller that does not compile", now-added)
+	}
 	p := getBundle(t, ns, "s")
 	if p.GetResourceVersion() != b.GetResourceVersion() {
 		t.Fatalf("parent touched by a controller that does not compile: %v", p.Object)
@@ -526,17 +535,25 @@ func TestHookSourceFromConfigMap(t *testing.T) {
 // TestDeletedControllerStopsReconciling: once its controller is deleted, a parent's edits no
 // longer reach its children, and nothing is deleted on the way out.
 func TestDeletedControllerStopsReconciling(t *testing.T) {
+	const ctl = "compositecontroller/bundle-starlark"
+	seen := witness(t, "deleted-controller")
 	cc := controller(t, "bundle-starlark.yaml")
 	ns := env.Namespace(t)
-	b := bundle(t, ns, "gone", "basic", "gone", "a=1")
+	b := witnessed(t, bundle(t, ns, "gone", "basic", "gone", "a=1"), "deleted-controller")
 	waitValue(t, ns, "gone-a", "1")
 	env.Delete(t, cc)
 	enginetest.Eventually(t, wait, func() (bool, string) {
 		return env.Get(t, "metascript.dev/v1alpha1", "CompositeController", "", cc.GetName()) == nil, "controller still exists"
 	})
-	time.Sleep(2 * time.Second) // let the manager see the deletion
-	env.Patch(t, b, `{"spec":{"items":[{"name":"a","value":"2"},{"name":"b","value":"3"}]}}`)
-	time.Sleep(2 * time.Second)
+	waitManagerSettled(t) // the deleted controller's runner has stopped
+	added, _, _ := queueCounts(t, ctl)
+	// The witness reconciles the edit: it reached the engine.
+	actedOn(t, seen, 1, func() {
+		env.Patch(t, b, `{"spec":{"items":[{"name":"a","value":"2"},{"name":"b","value":"3"}]}}`)
+	})
+	if now, _, _ := queueCounts(t, ctl); now != added {
+		t.Fatalf("%v parents queued for a deleted controller", now-added)
+	}
 	if v := value(configMap(t, ns, "gone-a")); v != "1" {
 		t.Fatalf("gone-a = %q after its controller was deleted, want it untouched", v)
 	}

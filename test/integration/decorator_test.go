@@ -9,9 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -51,6 +49,12 @@ func steer(t *testing.T, obj *unstructured.Unstructured, name string, cfg map[st
 	}
 }
 
+// attachmentOf reports whether obj is controlled by owner and marked as decorator's
+// attachment.
+func attachmentOf(obj, owner *unstructured.Unstructured, decorator string) bool {
+	return controlledBy(obj, owner) && obj.GetAnnotations()["metascript.dev/decorator-controller"] == decorator
+}
+
 func waitBundle(t *testing.T, ns, name, what string, cond func(*unstructured.Unstructured) bool) *unstructured.Unstructured {
 	t.Helper()
 	var b *unstructured.Unstructured
@@ -74,7 +78,9 @@ func TestDecoratorSelectsByLabelAndAnnotation(t *testing.T) {
 	if !controlledBy(cm, chosen) || cm.GetAnnotations()["metascript.dev/decorator-controller"] != "deco-sel" {
 		t.Fatalf("attachment owners %+v, annotations %v", cm.GetOwnerReferences(), cm.GetAnnotations())
 	}
-	time.Sleep(time.Second)
+	// The two others were created first, on the same watch: the engine saw them before it
+	// decorated chosen, and whatever it queued for them is done once its queue is idle.
+	waitIdle(t, "decoratorcontroller/deco-sel")
 	for _, b := range []*unstructured.Unstructured{plain, other} {
 		if cur := getBundle(t, ns, b.GetName()); cur.GetResourceVersion() != b.GetResourceVersion() {
 			t.Fatalf("%s is not selected but was written: %v", b.GetName(), cur.Object["metadata"])
@@ -157,7 +163,8 @@ func TestDecoratorAttachmentUpdateMethods(t *testing.T) {
 			steer(t, b, name, attach("a=2"))
 			waitGone(t, ns, name+"-b") // no longer returned: deleted, whatever the method
 			if !tc.wantUpdated {
-				time.Sleep(time.Second)
+				// The reconcile that deleted b has seen a=2; once it is done, a is as it left it.
+				waitIdle(t, "decoratorcontroller/"+name)
 				if v := value(configMap(t, ns, name+"-a")); v != "1" {
 					t.Fatalf("OnDelete updated an existing attachment: value %q", v)
 				}
@@ -177,6 +184,7 @@ func TestDecoratorAttachmentUpdateMethods(t *testing.T) {
 
 // TestTwoDecoratorsOnOneTarget: each decorator sees and changes only its own attachments and
 // keys; a name one already uses is a conflict for the other, reported and left alone.
+// (status.seen counts the attachments deco-one's hook is shown: 1, never deco-two's.)
 func TestTwoDecoratorsOnOneTarget(t *testing.T) {
 	decorator(t, "deco-one", "deco-two", "InPlace")
 	decorator(t, "deco-two", "deco-two", "InPlace")
@@ -192,6 +200,24 @@ func TestTwoDecoratorsOnOneTarget(t *testing.T) {
 		seen, _, _ := unstructured.NestedInt64(b.Object, "status", "seen")
 		return b.GetLabels()["one"] == "1" && b.GetLabels()["two"] == "2" && seen == 1
 	})
+	// deco-two asks for an attachment under the name of deco-one's: a conflict, reported on
+	// the target and left alone; its own attachment is still kept.
+	steer(t, b, "deco-two", map[string]any{"labels": map[string]any{"two": "2"},
+		"attachments": []any{map[string]any{"name": "y", "value": "2"}},
+		"exact":       []any{map[string]any{"name": "deco-one-x", "value": "taken"}}})
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		for _, m := range env.Events(t, ns, "both")["ChildConflict"] {
+			if strings.Contains(m, "deco-one-x") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("no ChildConflict event naming deco-one-x; events %v", env.Events(t, ns, "both"))
+	})
+	waitIdle(t, "decoratorcontroller/deco-two")
+	if cm := configMap(t, ns, "deco-one-x"); cm.GetResourceVersion() != one.GetResourceVersion() || !attachmentOf(cm, b, "deco-one") {
+		t.Fatalf("deco-one's attachment was taken or changed by deco-two: %v", cm.Object)
+	}
+	waitValue(t, ns, "deco-two-y", "2")
 	// deco-two drops its attachment and label: deco-one's stay untouched.
 	steer(t, b, "deco-two", map[string]any{})
 	waitGone(t, ns, "deco-two-y")
@@ -205,15 +231,17 @@ func TestTwoDecoratorsOnOneTarget(t *testing.T) {
 }
 
 // TestDecoratorFinalize: a finalize hook tears the attachments down before the target goes,
-// and runs once when a target stops matching; after that the target is left alone.
+// and when a target stops matching, until it answers finalized; after that the target is left
+// alone.
 func TestDecoratorFinalize(t *testing.T) {
+	seen := witness(t, "deco-fin")
 	decorator(t, "deco-fin", "deco-fin", "InPlace")
 	ns := env.Namespace(t)
 	attach := func(name string) map[string]any {
 		return map[string]any{"deco-fin": map[string]any{"attachments": []any{map[string]any{"name": name, "value": "1"}}}}
 	}
 	gone := target(t, ns, "gone", "deco-fin", true, attach("g"))
-	optout := target(t, ns, "optout", "deco-fin", true, attach("a"))
+	optout := witnessed(t, target(t, ns, "optout", "deco-fin", true, attach("a")), "deco-fin")
 	for _, n := range []string{"gone", "optout"} {
 		waitBundle(t, ns, n, "finalizer added", func(b *unstructured.Unstructured) bool { return len(b.GetFinalizers()) == 1 })
 	}
@@ -230,8 +258,10 @@ func TestDecoratorFinalize(t *testing.T) {
 	after := waitBundle(t, ns, "optout", "finalizer removed", func(b *unstructured.Unstructured) bool {
 		return len(b.GetFinalizers()) == 0 && b.GetLabels()["deco-fin-finalized"] == "yes"
 	})
-	steer(t, optout, "deco-fin", map[string]any{"labels": map[string]any{"late": "x"}})
-	time.Sleep(time.Second)
+	// The witness reconciles the steer: it reached the engine; deco-fin has done whatever it
+	// did about it once its queue is idle.
+	actedOn(t, seen, 1, func() { steer(t, optout, "deco-fin", map[string]any{"labels": map[string]any{"late": "x"}}) })
+	waitIdle(t, "decoratorcontroller/deco-fin")
 	if cur := getBundle(t, ns, "optout"); cur.GetLabels()["late"] != "" || len(cur.GetFinalizers()) != 0 {
 		t.Fatalf("a target that opted out was decorated again: labels %v finalizers %v (before: %v)",
 			cur.GetLabels(), cur.GetFinalizers(), after.GetLabels())
@@ -257,8 +287,10 @@ func TestDecoratorHookFailuresChangeNothing(t *testing.T) {
 				return b.GetLabels()["v"] == "1" && seen == 2
 			})
 			a := configMap(t, ns, "deco-modes-a")
-			steer(t, b, "deco-modes", map[string]any{"mode": tc.mode, "labels": map[string]any{"v": "2"}, "status": map[string]any{"v": "2"},
-				"attachments": []any{map[string]any{"name": "a", "value": "2"}}})
+			failedAfter(t, "decoratorcontroller/deco-modes", func() {
+				steer(t, b, "deco-modes", map[string]any{"mode": tc.mode, "labels": map[string]any{"v": "2"}, "status": map[string]any{"v": "2"},
+					"attachments": []any{map[string]any{"name": "a", "value": "2"}}})
+			})
 			enginetest.Eventually(t, wait, func() (bool, string) {
 				ev := env.Events(t, ns, "f")
 				for _, m := range ev[tc.reason] {
@@ -268,7 +300,6 @@ func TestDecoratorHookFailuresChangeNothing(t *testing.T) {
 				}
 				return false, fmt.Sprintf("no %s event containing %q; events: %v", tc.reason, tc.message, ev)
 			})
-			time.Sleep(500 * time.Millisecond)
 			if cm := configMap(t, ns, "deco-modes-a"); cm.GetResourceVersion() != a.GetResourceVersion() {
 				t.Fatalf("attachment changed after a failed hook: %v", cm.Object["data"])
 			}
@@ -355,14 +386,17 @@ func TestDecoratorNoWritesAtSteadyState(t *testing.T) {
 			return seen == 1 && b.GetLabels()["l"] == "v"
 		})
 	}
-	time.Sleep(time.Second)
+	const ctl = "decoratorcontroller/deco-steady"
+	waitCounts(t, "DecoratorController", "deco-steady", 3, 3)
+	waitIdle(t, ctl)
 	env.Requests.Reset()
-	for _, b := range targets {
-		env.Patch(t, b, `{"metadata":{"labels":{"resync":"now"}}}`)
-	}
-	time.Sleep(2 * time.Second)
+	actedOn(t, ctl, len(targets), func() {
+		for _, b := range targets {
+			env.Patch(t, b, `{"metadata":{"labels":{"resync":"now"}}}`)
+		}
+	})
 	if w := env.Requests.Writes(); w != 0 {
-		t.Fatalf("engine sent %d writes re-syncing converged targets (requests by verb: %v)", w, env.Requests.Counts())
+		t.Fatalf("engine sent %d writes re-syncing converged targets (by verb: %v, writes by resource: %v)", w, env.Requests.Counts(), env.Requests.WritesByResource())
 	}
 }
 
@@ -423,25 +457,31 @@ spec: {}`))
 }
 
 // TestDecoratorResyncPeriod: a converged target whose hook changes nothing, so that no event
-// brings it back, is synced again every resyncPeriodSeconds.
+// brings it back, is synced again and again: resyncPeriodSeconds alone brings it back.
 func TestDecoratorResyncPeriod(t *testing.T) {
 	controller(t, "decorator-resync.yaml")
+	const ctl = "decoratorcontroller/decorator-resync"
 	ns := env.Namespace(t)
 	target(t, ns, "r", "decorator-resync", false, map[string]any{})
-	syncs := func() float64 {
-		return testutil.ToFloat64(env.Engine.Metrics.Reconciles.WithLabelValues("decoratorcontroller/decorator-resync", "success"))
-	}
-	enginetest.Eventually(t, wait, func() (bool, string) { return syncs() >= 1, "never synced" })
-	before := syncs()
-	time.Sleep(2500 * time.Millisecond)
-	if n := syncs() - before; n < 2 {
-		t.Fatalf("%v syncs in 2.5s with resyncPeriodSeconds 1, want at least 2", n)
+	enginetest.Eventually(t, wait, func() (bool, string) { return reconciles(ctl, "success") >= 1, "never synced" })
+	waitIdle(t, ctl)
+	env.Requests.Reset()
+	before := reconciles(ctl, "success")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		n := reconciles(ctl, "success") - before
+		return n >= 2, fmt.Sprintf("%v syncs since the target converged, want 2", n)
+	})
+	// Nothing was written to the target, so no event of it brought it back.
+	if w := env.Requests.WritesByResource(); w["bundles"]+w["bundles/status"] != 0 {
+		t.Fatalf("engine wrote Bundles meanwhile: %v", w)
 	}
 }
 
 // TestDecoratorSyntaxErrorReported: a compile error is located on the controller's status
 // before any target is touched.
 func TestDecoratorSyntaxErrorReported(t *testing.T) {
+	const ctl = "decoratorcontroller/decorator-syntax-error"
+	added, _, _ := queueCounts(t, ctl)
 	dc := controller(t, "decorator-syntax-error.yaml")
 	ns := env.Namespace(t)
 	b := target(t, ns, "s", "decorator-syntax", false, map[string]any{})
@@ -454,7 +494,11 @@ func TestDecoratorSyntaxErrorReported(t *testing.T) {
 	if msg := conditionMessage(cur, "HooksCompiled"); !strings.Contains(msg, "decoratorcontroller/decorator-syntax-error/hooks/sync:3:") {
 		t.Fatalf("HooksCompiled message %q does not locate the error (hook and line 3)", msg)
 	}
-	time.Sleep(time.Second)
+	// The manager has handled it, and counts it as failed: no runner, so no work queue.
+	waitManagerSettled(t)
+	if now, _, _ := queueCounts(t, ctl); now != added {
+		t.Fatalf("%v targets queued for a decorator that does not compile", now-added)
+	}
 	if got := getBundle(t, ns, "s"); got.GetResourceVersion() != b.GetResourceVersion() {
 		t.Fatalf("target touched by a decorator that does not compile: %v", got.Object)
 	}
@@ -470,7 +514,7 @@ func TestDecoratorEditResyncs(t *testing.T) {
 	waitValue(t, ns, "deco-edit-a", "1")
 	editControllerOf(t, "DecoratorController", dc.GetName(), func(cur *unstructured.Unstructured) {
 		src, _, _ := unstructured.NestedString(cur.Object, "spec", "script", "starlark", "source")
-		edited := strings.Replace(src, `"data": {"value": a["value"]}`, `"data": {"value": "v2-" + a["value"]}`, 1)
+		edited := strings.Replace(src, `"data": {"value": value}`, `"data": {"value": "v2-" + value}`, 1)
 		if edited == src {
 			t.Fatal("test fixture changed: replacement did not apply")
 		}
@@ -493,4 +537,61 @@ func TestDecoratorEditResyncs(t *testing.T) {
 		c, cFound, _ := unstructured.NestedInt64(cur.Object, "status", "children")
 		return pFound && cFound && p == 0 && c == 0, fmt.Sprintf("status %v", cur.Object["status"])
 	})
+}
+
+// TestDecoratorIgnoreStatusChanges: a decorator whose resource rule sets ignoreStatusChanges
+// does not sync a target whose status alone changed; one that does not set it syncs the
+// target, which proves that the change reached the engine. A change beyond the status syncs
+// both.
+func TestDecoratorIgnoreStatusChanges(t *testing.T) {
+	controller(t, "decorator-status.yaml", "NAME", "deco-status-ignores", "IGNORE", "true")
+	controller(t, "decorator-status.yaml", "NAME", "deco-status-notices", "IGNORE", "false")
+	const ignores, notices = "decoratorcontroller/deco-status-ignores", "decoratorcontroller/deco-status-notices"
+	ns := env.Namespace(t)
+	b := target(t, ns, "s", "decorator-status", false, map[string]any{})
+	for _, ctl := range []string{ignores, notices} {
+		enginetest.Eventually(t, wait, func() (bool, string) {
+			return reconciles(ctl, "success") >= 1, ctl + " never synced the target"
+		})
+		waitIdle(t, ctl)
+	}
+	before := reconciles(ignores, "success")
+	actedOn(t, notices, 1, func() {
+		_, err := env.Client(t, b).Patch(t.Context(), b.GetName(), types.MergePatchType,
+			[]byte(`{"status":{"external":"changed"}}`), metav1.PatchOptions{FieldManager: "someone-else"}, "status")
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	waitIdle(t, ignores)
+	if n := reconciles(ignores, "success") - before; n != 0 {
+		t.Fatalf("%v syncs after the target's status alone changed, with ignoreStatusChanges", n)
+	}
+	// The same decorator does sync a change of the target's labels.
+	actedOn(t, ignores, 1, func() { env.Patch(t, b, `{"metadata":{"labels":{"changed":"yes"}}}`) })
+}
+
+// TestDecoratorAttachmentKeys: the request keys attachments of a namespaced target by name,
+// and by namespace/name under version v2.
+func TestDecoratorAttachmentKeys(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		key     func(ns, name string) string
+	}{
+		{"v1", func(_, name string) string { return name }},
+		{"v2", func(ns, name string) string { return ns + "/" + name }},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			name := "deco-keys-" + tc.version
+			controller(t, "decorator-keys.yaml", "NAME", name, "VERSION", "version: "+tc.version)
+			ns := env.Namespace(t)
+			target(t, ns, "k", name, false, map[string]any{})
+			waitValue(t, ns, "k-att", "1")
+			want := []string{tc.key(ns, "k-att")}
+			waitBundle(t, ns, "k", "status.keys", func(b *unstructured.Unstructured) bool {
+				keys, _, _ := unstructured.NestedStringSlice(b.Object, "status", "keys")
+				return fmt.Sprint(keys) == fmt.Sprint(want)
+			})
+		})
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,15 +89,16 @@ func TestMapInputsAddedChangedRemoved(t *testing.T) {
 	waitCopy(t, ns, "p-b-1", "2")
 	waitStatus(t, ns, "p", []string{"outputs", "copies", "total"}, 3)
 	waitStatus(t, ns, "p", []string{"inputs", "configmaps", "total"}, 2)
+	const ctl = "mapcontroller/map-basic"
+	waitIdle(t, ctl)
 	if c := getCopy(t, ns, "p-other-0"); c != nil {
 		t.Fatal("an input the selector does not match was mapped")
 	}
-	time.Sleep(500 * time.Millisecond)
 	b0 := getCopy(t, ns, "p-b-0")
 	calls := mapCalls("map-basic")
 	env.Patch(t, a, `{"data":{"value":"changed"}}`)
 	waitCopy(t, ns, "p-a-0", "changed")
-	time.Sleep(time.Second)
+	waitIdle(t, ctl)
 	if n := mapCalls("map-basic") - calls; n != 1 {
 		t.Fatalf("%v map calls after one input changed, want 1", n)
 	}
@@ -129,11 +129,17 @@ func TestMapSameResourceInAndOut(t *testing.T) {
 	ns := env.Namespace(t)
 	input(t, ns, "a", "self", map[string]any{"value": "1"})
 	bundle(t, ns, "p", "map-self", "self")
+	p := getBundle(t, ns, "p")
 	waitValue(t, ns, "a-copy", "1")
 	waitStatus(t, ns, "p", []string{"inputs", "configmaps", "total"}, 1)
-	time.Sleep(time.Second)
+	// A later event of the parent, reconciled, by which time the output's own event has
+	// reached the engine long since: the output is still not an input.
+	actedOn(t, "mapcontroller/map-self", 1, func() { env.Patch(t, p, `{"metadata":{"annotations":{"barrier":"now"}}}`) })
 	if cm := configMap(t, ns, "a-copy-copy"); cm != nil {
 		t.Fatal("the controller mapped its own output")
+	}
+	if n, _, _ := unstructured.NestedInt64(getBundle(t, ns, "p").Object, "status", "inputs", "configmaps", "total"); n != 1 {
+		t.Fatalf("status.inputs.configmaps.total = %d: the controller counts its own output as an input", n)
 	}
 }
 
@@ -146,9 +152,14 @@ func TestMapTombstone(t *testing.T) {
 	p := bundle(t, ns, "p", "map-tomb", "t")
 	env.Patch(t, p, `{"spec":{"keepDetached":true}}`)
 	waitCopy(t, ns, "p-a-0", "1")
+	const ctl = "mapcontroller/map-tomb"
+	tombstones := hookCalls(ctl, "tombstone", "starlark", "success")
 	env.Delete(t, a)
 	waitStatus(t, ns, "p", []string{"inputs", "configmaps", "total"}, 0)
-	time.Sleep(time.Second)
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		return hookCalls(ctl, "tombstone", "starlark", "success") > tombstones, "the tombstone hook was not called"
+	})
+	waitIdle(t, ctl)
 	if c := getCopy(t, ns, "p-a-0"); c == nil || c.GetDeletionTimestamp() != nil {
 		t.Fatal("a detached output the tombstone hook keeps was deleted")
 	}
@@ -247,7 +258,8 @@ func TestMapTwoParentsShareInputs(t *testing.T) {
 	waitCopy(t, ns, "p2-a-0", "2")
 }
 
-// TestMapNoWritesAtSteadyState: re-syncing converged parents sends nothing and calls no hook.
+// TestMapNoWritesAtSteadyState: re-syncing a converged parent sends nothing; a change of its
+// annotations, which a hook may read, maps every input again, and each answers the same.
 func TestMapNoWritesAtSteadyState(t *testing.T) {
 	mapController(t, "map-steady", "map-steady", false)
 	ns := env.Namespace(t)
@@ -262,13 +274,14 @@ func TestMapNoWritesAtSteadyState(t *testing.T) {
 		seen, _, _ := unstructured.NestedInt64(getCopy(t, ns, "p-i4-0").Object, "spec", "seen")
 		return seen == 1, "spec.seen not settled"
 	})
-	time.Sleep(time.Second)
+	const ctl = "mapcontroller/map-steady"
+	waitCounts(t, "MapController", "map-steady", 1, 5)
+	waitIdle(t, ctl)
 	env.Requests.Reset()
 	calls := mapCalls("map-steady")
-	env.Patch(t, p, `{"metadata":{"annotations":{"resync":"now"}}}`)
-	time.Sleep(2 * time.Second)
+	actedOn(t, ctl, 1, func() { env.Patch(t, p, `{"metadata":{"annotations":{"resync":"now"}}}`) })
 	if w := env.Requests.Writes(); w != 0 {
-		t.Fatalf("engine sent %d writes re-syncing a converged parent (requests by verb: %v)", w, env.Requests.Counts())
+		t.Fatalf("engine sent %d writes re-syncing a converged parent (by verb: %v, writes by resource: %v)", w, env.Requests.Counts(), env.Requests.WritesByResource())
 	}
 	// An annotation is what a hook may read of the parent: every input is mapped again, and
 	// answers the same.
@@ -288,7 +301,7 @@ func TestMapControllerEditRemaps(t *testing.T) {
 	waitCopy(t, ns, "p-b-0", "2")
 	editControllerOf(t, "MapController", mc.GetName(), func(cur *unstructured.Unstructured) {
 		src, _, _ := unstructured.NestedString(cur.Object, "spec", "script", "starlark", "source")
-		edited := strings.Replace(src, `"spec": {"value": data.get("value", "")`, `"spec": {"value": "v2-" + data.get("value", "")`, 1)
+		edited := strings.Replace(src, `spec = {"value": data.get("value", "")`, `spec = {"value": "v2-" + data.get("value", "")`, 1)
 		if edited == src {
 			t.Fatal("test fixture changed: replacement did not apply")
 		}
@@ -306,7 +319,8 @@ func TestMapControllerEditRemaps(t *testing.T) {
 	})
 }
 
-// TestMapResyncPeriod: with nothing changing, resyncPeriodSeconds alone maps the inputs again.
+// TestMapResyncPeriod: with nothing changing, resyncPeriodSeconds alone maps the inputs again
+// and again.
 func TestMapResyncPeriod(t *testing.T) {
 	mc := mapController(t, "map-resync", "map-resync", false)
 	editControllerOf(t, "MapController", mc.GetName(), func(cur *unstructured.Unstructured) {
@@ -318,17 +332,31 @@ func TestMapResyncPeriod(t *testing.T) {
 	input(t, ns, "a", "r", map[string]any{"value": "1"})
 	bundle(t, ns, "p", "map-resync", "r")
 	waitCopy(t, ns, "p-a-0", "1")
-	time.Sleep(time.Second)
+	// The first call saw no output yet (spec.seen 0); the next one, which only the resync
+	// brings, settles it.
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		seen, _, _ := unstructured.NestedInt64(getCopy(t, ns, "p-a-0").Object, "spec", "seen")
+		return seen == 1, "spec.seen not settled"
+	})
+	waitIdle(t, "mapcontroller/map-resync")
+	env.Requests.Reset()
 	before := mapCalls("map-resync")
-	time.Sleep(3 * time.Second)
-	if n := mapCalls("map-resync") - before; n < 2 {
-		t.Fatalf("%v map calls in 3s with resyncPeriodSeconds 1, want at least 2", n)
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		n := mapCalls("map-resync") - before
+		return n >= 2, fmt.Sprintf("%v map calls since the parent converged, want 2", n)
+	})
+	// Nothing was written to the parent, its input or its output, so no event of theirs made
+	// those calls.
+	if w := env.Requests.WritesByResource(); w["bundles"]+w["bundles/status"]+w["configmaps"]+w["copies"] != 0 {
+		t.Fatalf("engine wrote meanwhile: %v", w)
 	}
 }
 
 // TestMapCompileErrorReported: a compile error is located on the controller's status and no
 // parent is touched.
 func TestMapCompileErrorReported(t *testing.T) {
+	const ctl = "mapcontroller/map-broken"
+	added, _, _ := queueCounts(t, ctl)
 	mc := controller(t, "map.yaml", "NAME", "map-broken", "SUITE", "map-broken", "TOMBSTONE", "",
 		`return {"outputs": [{`, `return {"outputs": [{,`)
 	ns := env.Namespace(t)
@@ -342,8 +370,146 @@ func TestMapCompileErrorReported(t *testing.T) {
 	if msg := conditionMessage(cur, "HooksCompiled"); !strings.Contains(msg, "mapcontroller/map-broken/script:") || !strings.Contains(msg, "hooks.map") {
 		t.Fatalf("HooksCompiled message %q does not locate the error", msg)
 	}
-	time.Sleep(time.Second)
+	// The manager has handled it, and counts it as failed: no runner, so no work queue.
+	waitManagerSettled(t)
+	if now, _, _ := queueCounts(t, ctl); now != added {
+		t.Fatalf("%v parents queued for a controller that does not compile", now-added)
+	}
 	if got := getBundle(t, ns, "p"); got.GetResourceVersion() != b.GetResourceVersion() {
 		t.Fatalf("parent touched by a controller that does not compile: %v", got.Object)
 	}
+}
+
+// mapKey is the map key an output was made for.
+func mapKey(o *unstructured.Unstructured) string { return o.GetLabels()["metascript.dev/map-key"] }
+
+// TestMapInputRecreated: an input deleted and created again under its name has a new UID,
+// hence a new map key: the old key's output is deleted (there is no tombstone hook) and the
+// new key's is made, carrying the new key.
+func TestMapInputRecreated(t *testing.T) {
+	mapController(t, "map-recreate", "map-recreate", false)
+	ns := env.Namespace(t)
+	old := input(t, ns, "a", "re", map[string]any{"value": "1"})
+	bundle(t, ns, "p", "map-recreate", "re")
+	first := waitCopy(t, ns, "p-a-0", "1")
+	if mapKey(first) != string(old.GetUID()) {
+		t.Fatalf("output's map key %q, want the input's UID %s", mapKey(first), old.GetUID())
+	}
+	env.Delete(t, old)
+	recreated := input(t, ns, "a", "re", map[string]any{"value": "2"})
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		c := getCopy(t, ns, "p-a-0")
+		if c == nil || c.GetDeletionTimestamp() != nil {
+			return false, "no output"
+		}
+		v, _, _ := unstructured.NestedString(c.Object, "spec", "value")
+		return mapKey(c) == string(recreated.GetUID()) && v == "2" && c.GetUID() != first.GetUID(),
+			fmt.Sprintf("output UID %s (first %s), map key %s (new input %s), spec.value %q",
+				c.GetUID(), first.GetUID(), mapKey(c), recreated.GetUID(), v)
+	})
+	waitStatus(t, ns, "p", []string{"outputs", "copies", "total"}, 1)
+	waitStatus(t, ns, "p", []string{"inputs", "configmaps", "total"}, 1)
+}
+
+// TestMapOutputEditedBySomeoneElse: an output another writer changed calls the map hook for
+// its input again, once, and its answer puts the output back; the other inputs are not
+// mapped again and their outputs not written.
+func TestMapOutputEditedBySomeoneElse(t *testing.T) {
+	mapController(t, "map-edited", "map-edited", false)
+	const ctl = "mapcontroller/map-edited"
+	ns := env.Namespace(t)
+	input(t, ns, "a", "ed", map[string]any{"value": "1"})
+	input(t, ns, "b", "ed", map[string]any{"value": "2"})
+	bundle(t, ns, "p", "map-edited", "ed")
+	waitCopy(t, ns, "p-a-0", "1")
+	b0 := waitCopy(t, ns, "p-b-0", "2")
+	waitIdle(t, ctl)
+	calls := mapCalls("map-edited")
+	_, err := env.Dynamic.Resource(copies).Namespace(ns).Patch(t.Context(), "p-a-0", types.MergePatchType,
+		[]byte(`{"spec":{"value":"tampered"}}`), metav1.PatchOptions{FieldManager: "someone-else"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCopy(t, ns, "p-a-0", "1")
+	waitIdle(t, ctl)
+	if n := mapCalls("map-edited") - calls; n != 1 {
+		t.Fatalf("%v map calls after one output was edited, want 1", n)
+	}
+	if cur := getCopy(t, ns, "p-b-0"); cur.GetResourceVersion() != b0.GetResourceVersion() {
+		t.Fatal("the output of an input whose outputs nobody edited was written")
+	}
+}
+
+// TestMapTombstoneFailureKeepsOutputs: a tombstone call that fails keeps the detached key's
+// outputs as they are and says why in a Warning Event; once the hook answers, the outputs it
+// does not keep are deleted.
+func TestMapTombstoneFailureKeepsOutputs(t *testing.T) {
+	mapController(t, "map-tomb-fail", "map-tomb-fail", true)
+	const ctl = "mapcontroller/map-tomb-fail"
+	ns := env.Namespace(t)
+	a := input(t, ns, "a", "tf", map[string]any{"value": "1"})
+	// keepDetached is false: but for the failure, the tombstone hook would let the output go.
+	p := bundle(t, ns, "p", "map-tomb-fail", "tf")
+	env.Patch(t, p, `{"spec":{"tombstoneFails":true}}`)
+	waitCopy(t, ns, "p-a-0", "1")
+	waitIdle(t, ctl)
+	kept := getCopy(t, ns, "p-a-0")
+	failed := hookCalls(ctl, "tombstone", "starlark", "error")
+	env.Delete(t, a)
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		return hookCalls(ctl, "tombstone", "starlark", "error") > failed, "no failed tombstone call yet"
+	})
+	waitIdle(t, ctl) // the reconcile that made the call is done, and its retries wait their backoff
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		ev := env.Events(t, ns, "p")
+		for _, m := range ev["HookFailed"] {
+			if strings.Contains(m, "tombstone says no") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("no HookFailed event from the tombstone hook; events %v", ev)
+	})
+	if c := getCopy(t, ns, "p-a-0"); c == nil || c.GetDeletionTimestamp() != nil || c.GetResourceVersion() != kept.GetResourceVersion() {
+		t.Fatalf("a failed tombstone call changed its key's output: %v", c)
+	}
+	env.Patch(t, p, `{"spec":{"tombstoneFails":null}}`)
+	waitCopy(t, ns, "p-a-0", "<absent>")
+}
+
+// TestMapOutputWriteRefused: an output the API server refuses shows on the parent as a
+// WriteFailed Warning Event and Synced=False naming it; the other inputs' outputs are
+// written, and Synced turns True once the input no longer asks for it.
+func TestMapOutputWriteRefused(t *testing.T) {
+	mapController(t, "map-refused", "map-refused", false)
+	ns := env.Namespace(t)
+	bad := input(t, ns, "bad", "rf", map[string]any{"value": "1", "fail": "refused"})
+	input(t, ns, "good", "rf", map[string]any{"value": "1"})
+	bundle(t, ns, "p", "map-refused", "rf")
+	waitCopy(t, ns, "p-good-0", "1")
+	var got *unstructured.Unstructured
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		got = getBundle(t, ns, "p")
+		return enginetest.Condition(got, "Synced") == "False", fmt.Sprintf("status %v", got.Object["status"])
+	})
+	if msg := conditionMessage(got, "Synced"); !strings.Contains(msg, "Copy "+ns+"/p-bad-0") || !strings.Contains(msg, "spec") {
+		t.Fatalf("Synced message %q does not name the output and the server's message", msg)
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		ev := env.Events(t, ns, "p")
+		for _, m := range ev["WriteFailed"] {
+			if strings.Contains(m, "p-bad-0") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("no WriteFailed event naming the output; events %v", ev)
+	})
+	if c := getCopy(t, ns, "p-bad-0"); c != nil {
+		t.Fatalf("a refused output exists: %v", c.Object)
+	}
+	env.Patch(t, bad, `{"data":{"fail":null}}`)
+	waitCopy(t, ns, "p-bad-0", "1")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		got = getBundle(t, ns, "p")
+		return enginetest.Condition(got, "Synced") == "True", fmt.Sprintf("status %v", got.Object["status"])
+	})
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// TestMetricsRecordReconcilesAndHooks: after the other tests, the engine's registry holds
-// counts for the metrics the README documents.
+// TestMetricsRecordReconcilesAndHooks: once a parent converged, the engine's registry counts
+// its reconcile, hook call and child creation, and registers the duration, work queue and
+// compile cache metrics.
 func TestMetricsRecordReconcilesAndHooks(t *testing.T) {
 	controller(t, "bundle-starlark.yaml")
 	ns := env.Namespace(t)

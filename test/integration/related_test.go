@@ -72,11 +72,12 @@ func TestRelatedByNames(t *testing.T) {
 	relatedBundle(t, ns, "pb", "related-names", "b")
 	waitData(t, ns, "pa-merged", "a", "1")
 	waitData(t, ns, "pb-merged", "b", "2")
-	time.Sleep(time.Second)
+	const ctl = "compositecontroller/related-names"
+	waitIdle(t, ctl)
 	pa, pb := syncsOf(t, ns, "pa"), syncsOf(t, ns, "pb")
 	env.Patch(t, a, `{"data":{"value":"changed"}}`)
 	waitData(t, ns, "pa-merged", "a", "changed")
-	time.Sleep(time.Second)
+	waitIdle(t, ctl)
 	if n := syncsOf(t, ns, "pb"); n != pb {
 		t.Fatalf("the parent that does not select the changed object synced %d times, want 0", n-pb)
 	}
@@ -93,21 +94,27 @@ func syncsOf(t *testing.T, ns, name string) int64 {
 }
 
 // TestRelatedRulesChange: a parent that stops naming an object sees the new one, and the
-// old one's changes no longer wake it once the new rules are recorded.
+// old one's changes no longer wake it once the new rules are recorded; they still wake a
+// parent that names it.
 func TestRelatedRulesChange(t *testing.T) {
 	relatedController(t, "related-change", "related-change", false)
+	const ctl = "compositecontroller/related-change"
 	ns := env.Namespace(t)
 	old := source(t, ns, "old", "1")
 	source(t, ns, "new", "2")
 	p := relatedBundle(t, ns, "p", "related-change", "old")
+	relatedBundle(t, ns, "keeps", "related-change", "old")
 	waitData(t, ns, "p-merged", "old", "1")
+	waitData(t, ns, "keeps-merged", "old", "1")
 	env.Patch(t, p, `{"spec":{"sources":["new"]}}`)
 	waitData(t, ns, "p-merged", "new", "2")
 	waitData(t, ns, "p-merged", "old", "<absent>")
-	time.Sleep(time.Second)
+	waitIdle(t, ctl)
 	before := syncsOf(t, ns, "p")
 	env.Patch(t, old, `{"data":{"value":"ignored"}}`)
-	time.Sleep(time.Second)
+	// The change reached the engine: the parent that still names the object synced.
+	waitData(t, ns, "keeps-merged", "old", "ignored")
+	waitIdle(t, ctl)
 	if n := syncsOf(t, ns, "p") - before; n != 0 {
 		t.Fatalf("%d syncs after an object the parent no longer selects changed, want 0", n)
 	}
@@ -122,7 +129,8 @@ func TestRelatedV2Keys(t *testing.T) {
 	waitData(t, ns, "p-merged", ns+".a", "1")
 }
 
-// TestCustomizeFailureChangesNothing: a customize hook that throws writes nothing.
+// TestCustomizeFailureChangesNothing: a customize hook that throws writes nothing: neither the
+// child nor the parent's status.
 func TestCustomizeFailureChangesNothing(t *testing.T) {
 	relatedController(t, "related-fail", "related-fail", false)
 	ns := env.Namespace(t)
@@ -130,8 +138,11 @@ func TestCustomizeFailureChangesNothing(t *testing.T) {
 	source(t, ns, "b", "2")
 	p := relatedBundle(t, ns, "p", "related-fail", "a")
 	waitData(t, ns, "p-merged", "a", "1")
-	before := configMap(t, ns, "p-merged")
-	env.Patch(t, p, `{"spec":{"sources":["b"],"customizeFails":true}}`)
+	waitIdle(t, "compositecontroller/related-fail")
+	before, syncs := configMap(t, ns, "p-merged"), syncsOf(t, ns, "p")
+	failedAfter(t, "compositecontroller/related-fail", func() {
+		env.Patch(t, p, `{"spec":{"sources":["b"],"customizeFails":true}}`)
+	})
 	enginetest.Eventually(t, wait, func() (bool, string) {
 		ev := env.Events(t, ns, "p")
 		for _, m := range ev["HookFailed"] {
@@ -141,9 +152,11 @@ func TestCustomizeFailureChangesNothing(t *testing.T) {
 		}
 		return false, fmt.Sprintf("events %v", ev)
 	})
-	time.Sleep(500 * time.Millisecond)
 	if cur := configMap(t, ns, "p-merged"); cur.GetResourceVersion() != before.GetResourceVersion() {
 		t.Fatalf("the child changed after customize failed: %v", cur.Object["data"])
+	}
+	if n := syncsOf(t, ns, "p"); n != syncs {
+		t.Fatalf("the parent's status changed after customize failed: syncs %d → %d", syncs, n)
 	}
 	env.Patch(t, p, `{"spec":{"customizeFails":false}}`)
 	waitData(t, ns, "p-merged", "b", "2")
@@ -220,4 +233,52 @@ spec: {source: s}`))
 	waitBundle(t, ns, "d", "relabelled after the related object changed", func(b *unstructured.Unstructured) bool {
 		return b.GetLabels()["related-value"] == "v2"
 	})
+}
+
+// TestCustomizeAnswerKept: the customize answer is kept per parent. A sync brought by a
+// related object or by a child calls customize no more; a change of the parent's labels,
+// annotations or spec asks it again, once, and so does an edit of the controller.
+func TestCustomizeAnswerKept(t *testing.T) {
+	cc := relatedController(t, "related-cache", "related-cache", false)
+	const ctl = "compositecontroller/related-cache"
+	customizeCalls := func() float64 { return hookCalls(ctl, "customize", "starlark", "success") }
+	ns := env.Namespace(t)
+	a := source(t, ns, "a", "1")
+	source(t, ns, "b", "2")
+	p := relatedBundle(t, ns, "p", "related-cache", "a")
+	waitData(t, ns, "p-merged", "a", "1")
+	for _, step := range []struct {
+		what  string
+		touch func()
+		asks  float64 // customize calls it makes
+		then  func()  // what the sync it brought must have done
+	}{
+		{"a related object changed", func() { env.Patch(t, a, `{"data":{"value":"changed"}}`) }, 0,
+			func() { waitData(t, ns, "p-merged", "a", "changed") }},
+		{"the child was deleted", func() { env.Delete(t, configMap(t, ns, "p-merged")) }, 0,
+			func() { waitData(t, ns, "p-merged", "a", "changed") }},
+		{"the parent's labels changed", func() { env.Patch(t, p, `{"metadata":{"labels":{"extra":"1"}}}`) }, 1, nil},
+		{"the parent's annotations changed", func() { env.Patch(t, p, `{"metadata":{"annotations":{"extra":"1"}}}`) }, 1, nil},
+		{"the parent's spec changed", func() { env.Patch(t, p, `{"spec":{"sources":["b"]}}`) }, 1,
+			func() { waitData(t, ns, "p-merged", "b", "2") }},
+		{"the controller was edited", func() {
+			editController(t, cc.GetName(), func(cur *unstructured.Unstructured) {
+				src, _, _ := unstructured.NestedString(cur.Object, "spec", "script", "starlark", "source")
+				if err := unstructured.SetNestedField(cur.Object, src+"\n# edited\n", "spec", "script", "starlark", "source"); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}, 1, nil},
+	} {
+		waitIdle(t, ctl)
+		before := customizeCalls()
+		actedOn(t, ctl, 1, step.touch)
+		if step.then != nil {
+			step.then()
+		}
+		waitIdle(t, ctl)
+		if n := customizeCalls() - before; n != step.asks {
+			t.Fatalf("%s: %v customize calls, want %v", step.what, n, step.asks)
+		}
+	}
 }

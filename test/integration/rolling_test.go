@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -60,6 +59,18 @@ func waitCopies(t *testing.T, ns string, want map[string]string) {
 	})
 }
 
+// checkCopies fails the test unless the Copies are as want now.
+func checkCopies(t *testing.T, ns string, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for name := range want {
+		got[name] = copyState(t, ns, name)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("copies %v, want %v", got, want)
+	}
+}
+
 func rolledOut(t *testing.T, ns, name string) (status, message string) {
 	b := getBundle(t, ns, name)
 	return enginetest.Condition(b, "RolledOut"), conditionMessage(b, "RolledOut")
@@ -109,8 +120,9 @@ func TestRollingRecreateOneAtATime(t *testing.T) {
 			s, m := rolledOut(t, ns, "r")
 			return s == "False" && strings.Contains(m, held), "RolledOut " + s + ": " + m
 		})
-		time.Sleep(500 * time.Millisecond)
-		waitCopies(t, ns, want)
+		// The reconcile that wrote the condition decided to wait; nothing moves meanwhile.
+		waitIdle(t, "compositecontroller/roll-recreate")
+		checkCopies(t, ns, want)
 		if c := getCopy(t, ns, name); c.GetUID() == uids[name] {
 			t.Fatalf("%s was not recreated", name)
 		}
@@ -142,11 +154,12 @@ func TestRollingInPlacePauseResumeAndFieldPaths(t *testing.T) {
 	// Outside the rolling paths: at once, to every revision's children.
 	env.Patch(t, b, `{"spec":{"note":"now"}}`)
 	waitCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v1/now", "p-2": "v1/now"})
-	// A failing hook mid-rollout changes nothing, however long it fails.
-	env.Patch(t, b, `{"spec":{"fail":true}}`)
-	setReady(t, ns, "p-0", true)
-	time.Sleep(time.Second)
-	waitCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v1/now", "p-2": "v1/now"})
+	// A failing hook mid-rollout changes nothing, however long it fails, even once the child
+	// that held the rollout is Ready.
+	const ctl = "compositecontroller/roll-inplace"
+	failedAfter(t, ctl, func() { env.Patch(t, b, `{"spec":{"fail":true}}`) })
+	failedAfter(t, ctl, func() { setReady(t, ns, "p-0", true) })
+	checkCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v1/now", "p-2": "v1/now"})
 	env.Patch(t, b, `{"spec":{"fail":null}}`)
 	waitCopies(t, ns, map[string]string{"p-0": "v2/now", "p-1": "v2/now", "p-2": "v2/now"})
 	enginetest.Eventually(t, wait, func() (bool, string) {
@@ -176,4 +189,71 @@ spec: {template: {value: v1}}`))
 	if l := getCopy(t, ns, "g-1").GetLabels()["metascript.dev/controller-uid"]; l != string(b.GetUID()) {
 		t.Fatalf("generated selector label %q, want the parent's UID", l)
 	}
+}
+
+// revisionNumbers maps each ControllerRevision in ns to its revision number.
+func revisionNumbers(t *testing.T, ns string) map[string]int64 {
+	t.Helper()
+	list, err := env.Dynamic.Resource(controllerRevisions).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, r := range list.Items {
+		n, _, _ := unstructured.NestedInt64(r.Object, "revision")
+		out[r.GetName()] = n
+	}
+	return out
+}
+
+// TestRollingRollback: setting the rolling fields back to an earlier revision's values makes
+// that revision the newest again (a rollback) instead of making a third one; a child already
+// moved rolls back under the same status checks, and at the end only the earlier revision,
+// numbered newest, is left.
+func TestRollingRollback(t *testing.T) {
+	controller(t, "rolling.yaml", "NAME", "roll-back", "SUITE", "roll-back", "METHOD", "RollingInPlace")
+	ns := env.Namespace(t)
+	b := rollingBundle(t, ns, "p", "roll-back", "v1")
+	waitCopies(t, ns, map[string]string{"p-0": "v1/", "p-1": "v1/", "p-2": "v1/"})
+	for i := range 3 {
+		setReady(t, ns, fmt.Sprintf("p-%d", i), true)
+	}
+	var v1 map[string]int64
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		s, m := rolledOut(t, ns, "p")
+		v1 = revisionNumbers(t, ns)
+		return s == "True" && len(v1) == 1, fmt.Sprintf("RolledOut %s: %s; revisions %v", s, m, v1)
+	})
+	var v1Name string
+	for name := range v1 {
+		v1Name = name
+	}
+	// Roll forward to v2 and hold it at its first child.
+	setReady(t, ns, "p-0", false)
+	env.Patch(t, b, `{"spec":{"template":{"value":"v2"}}}`)
+	waitCopies(t, ns, map[string]string{"p-0": "v2/", "p-1": "v1/", "p-2": "v1/"})
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		s, m := rolledOut(t, ns, "p")
+		return s == "False" && strings.Contains(m, "Copy p-0 holds the rollout"), "RolledOut " + s + ": " + m
+	})
+	both := revisionNumbers(t, ns)
+	var v2Name string
+	for name := range both {
+		if name != v1Name {
+			v2Name = name
+		}
+	}
+	if len(both) != 2 || both[v2Name] <= both[v1Name] {
+		t.Fatalf("revisions %v mid-rollout, want %s and a newer one", both, v1Name)
+	}
+	// Roll back: v1 is the newest again; p-1 and p-2 pass their checks, so p-0 moves back.
+	env.Patch(t, b, `{"spec":{"template":{"value":"v1"}}}`)
+	waitCopies(t, ns, map[string]string{"p-0": "v1/", "p-1": "v1/", "p-2": "v1/"})
+	setReady(t, ns, "p-0", true)
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		s, m := rolledOut(t, ns, "p")
+		left := revisionNumbers(t, ns)
+		return s == "True" && strings.Contains(m, v1Name) && len(left) == 1 && left[v1Name] > both[v2Name],
+			fmt.Sprintf("RolledOut %s: %s; revisions %v, want only %s, numbered above %s's %d", s, m, left, v1Name, v2Name, both[v2Name])
+	})
 }

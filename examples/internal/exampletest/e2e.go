@@ -36,9 +36,19 @@ var Languages = []Language{
 	{"javascript", scripting.JavaScript, "controller-javascript.yaml"},
 }
 
-// MissingSupport says what rt lacks to run hooks in lang that use the stdlib modules named,
-// as predeclared globals; "" when nothing.
-func MissingSupport(rt *scripting.Runtime, lang scripting.Language, modules ...string) string {
+// RequireSupport fails the test unless rt runs hooks in lang that use the stdlib modules
+// named, as predeclared globals. A missing adapter or module is a regression of the engine,
+// never a reason to skip: every example ships in both languages.
+func RequireSupport(t testing.TB, rt *scripting.Runtime, lang scripting.Language, modules ...string) {
+	t.Helper()
+	if reason := missingSupport(rt, lang, modules...); reason != "" {
+		t.Fatal(reason)
+	}
+}
+
+// missingSupport says what rt lacks to run hooks in lang that use the stdlib modules named;
+// "" when nothing.
+func missingSupport(rt *scripting.Runtime, lang scripting.Language, modules ...string) string {
 	var src string
 	switch lang {
 	case scripting.Starlark:
@@ -57,7 +67,11 @@ func MissingSupport(rt *scripting.Runtime, lang scripting.Language, modules ...s
 	if err != nil {
 		return fmt.Sprintf("probing the %s adapter's stdlib: %v", lang, err)
 	}
-	for _, typ := range out.([]any) {
+	types, ok := out.([]any)
+	if !ok || len(types) != len(modules) {
+		return fmt.Sprintf("probing the %s adapter's stdlib %v: got %v", lang, modules, out)
+	}
+	for _, typ := range types {
 		if typ == "undefined" {
 			return fmt.Sprintf("the %s adapter does not predeclare the stdlib modules %v (types: %v)", lang, modules, out)
 		}

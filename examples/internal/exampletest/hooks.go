@@ -29,14 +29,12 @@ type Hooks struct {
 	update bool
 }
 
-// NewHooks compiles spec.script of the controller in file for lang; it skips the test when
+// NewHooks compiles spec.script of the controller in file for lang; it fails the test when
 // the runtime lacks the language or one of the stdlib modules named.
 func NewHooks(t *testing.T, l Language, update bool, modules ...string) *Hooks {
 	t.Helper()
 	rt := engine.NewRuntime(scripting.Options{Now: clock})
-	if reason := MissingSupport(rt, l.Lang, modules...); reason != "" {
-		t.Skip(reason)
-	}
+	RequireSupport(t, rt, l.Lang, modules...)
 	ctl := FromFile(t, l.File, "DecoratorController")
 	src, _, _ := unstructured.NestedString(ctl, "spec", "script", string(l.Lang), "source")
 	if src == "" {
