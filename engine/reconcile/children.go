@@ -250,12 +250,21 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 	}
 	send := func(n int) {
 		op := ops[n]
+		obj := op.desired
+		if obj == nil {
+			obj = op.observed
+		}
+		r.overlay.beginChild(op.rule, obj.GetNamespace(), obj.GetName())
 		action, now, err := r.apply.Send(ctx, steps[n])
 		r.countAction(action)
 		stored[n] = now
 		actions[n] = action
+		var written *unstructured.Unstructured
 		if action == apply.Created || action == apply.Updated {
-			r.overlay.recordChild(op.rule, parent.GetUID(), now)
+			written = now
+		}
+		if r.overlay.endChild(op.rule, obj.GetNamespace(), obj.GetName(), parent.GetUID(), written) {
+			r.enqueue([]Request{req}) // someone else's change came while the write was in flight
 		}
 		failed(op, err)
 	}

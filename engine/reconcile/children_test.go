@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -92,7 +93,7 @@ func TestGatherSeesWrittenChildren(t *testing.T) {
 			}
 			r := &Runner{overlay: newWrittenOverlay()}
 			if tt.written != nil {
-				r.overlay.recordChild(0, mine, tt.written.DeepCopy())
+				recordWrite(r.overlay, 0, mine, tt.written.DeepCopy())
 				if tt.deleted {
 					r.overlay.deleted(0, tt.written)
 				}
@@ -160,14 +161,14 @@ func TestOverlayWrittenByParent(t *testing.T) {
 		}
 		return out
 	}
-	o.recordChild(0, "a", childObject("x", "1", "a"))
-	o.recordChild(0, "a", childObject("y", "2", "a"))
-	o.recordChild(1, "a", childObject("z", "3", "a"))
-	o.recordChild(0, "b", childObject("w", "4", "b"))
+	recordWrite(o, 0, "a", childObject("x", "1", "a"))
+	recordWrite(o, 0, "a", childObject("y", "2", "a"))
+	recordWrite(o, 1, "a", childObject("z", "3", "a"))
+	recordWrite(o, 0, "b", childObject("w", "4", "b"))
 	if got := names(o.written("a", 0)); len(got) != 2 || !got["x"] || !got["y"] {
 		t.Errorf("written(a, 0) = %v, want x and y", got)
 	}
-	o.recordChild(0, "b", childObject("y", "5", "b")) // y written again, now by b
+	recordWrite(o, 0, "b", childObject("y", "5", "b")) // y written again, now by b
 	if got := names(o.written("a", 0)); len(got) != 1 || !got["x"] {
 		t.Errorf("after b wrote y: written(a, 0) = %v, want x", got)
 	}
@@ -183,5 +184,63 @@ func TestOverlayWrittenByParent(t *testing.T) {
 	}
 	if len(o.objects) != 2 || len(o.byParent) != 1 {
 		t.Errorf("%d objects under %d parents left, want 2 under 1", len(o.objects), len(o.byParent))
+	}
+}
+
+// recordWrite is a write of parent's child that the server answered with stored, no event of it
+// having come while it was in flight.
+func recordWrite(o *writtenOverlay, rule int, parent types.UID, stored *unstructured.Unstructured) {
+	o.beginChild(rule, stored.GetNamespace(), stored.GetName())
+	o.endChild(rule, stored.GetNamespace(), stored.GetName(), parent, stored)
+}
+
+// TestOverlayEchoes checks that the echo of the engine's own write is recognised whether it
+// arrives before the server's answer, after it, or after a reconcile read the cache that the
+// echo updated; and that another change arriving in flight is not taken for one.
+func TestOverlayEchoes(t *testing.T) {
+	const parent = types.UID("p")
+	v := func(rv string) *unstructured.Unstructured { return childObject("a", rv, parent) }
+	tests := []struct {
+		name string
+		// inFlight are the versions whose events arrive before the answer (version 5).
+		inFlight []string
+		// cacheRead is a version a reconcile reads from the cache after the answer.
+		cacheRead string
+		// after are the versions whose events arrive after the answer.
+		after []string
+		// wantEchoes says, per event in order (in flight, then after), whether it is an echo.
+		wantEchoes []bool
+		wantAgain  bool // the parent must be reconciled again when the write lands
+	}{
+		{name: "echo after the answer", after: []string{"5"}, wantEchoes: []bool{true}},
+		{name: "echo before the answer", inFlight: []string{"5"}, wantEchoes: []bool{true}},
+		{name: "echo after a reconcile read the cache", cacheRead: "5", after: []string{"5"}, wantEchoes: []bool{true}},
+		{name: "another change in flight", inFlight: []string{"5", "6"}, wantEchoes: []bool{true, true}, wantAgain: true},
+		{name: "another change after the echo", after: []string{"5", "6"}, wantEchoes: []bool{true, false}},
+		{name: "an older event in flight", inFlight: []string{"4"}, after: []string{"5"}, wantEchoes: []bool{true, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newWrittenOverlay()
+			var got []bool
+			o.beginChild(0, "ns", "a")
+			for _, rv := range tt.inFlight {
+				got = append(got, o.echo(0, v(rv)))
+			}
+			if again := o.endChild(0, "ns", "a", parent, v("5")); again != tt.wantAgain {
+				t.Errorf("endChild says reconcile again: %v, want %v", again, tt.wantAgain)
+			}
+			if tt.cacheRead != "" {
+				if _, newer := o.view(0, parent, "ns", "a", v(tt.cacheRead)); newer {
+					t.Errorf("view of a cache at the written version says the overlay is newer")
+				}
+			}
+			for _, rv := range tt.after {
+				got = append(got, o.echo(0, v(rv)))
+			}
+			if !slices.Equal(got, tt.wantEchoes) {
+				t.Errorf("echoes %v, want %v", got, tt.wantEchoes)
+			}
+		})
 	}
 }

@@ -15,10 +15,14 @@ import (
 // events those writes cause are recognized as their echo and start no reconcile: what the
 // ReplicaSet controller's expectations do, keyed by resourceVersion.
 //
-// An entry stands until the cache holds the object at its resourceVersion or a newer one.
-// resourceVersions are compared as the integers etcd makes them; an entry whose version is
-// not one, or that no echo ended within overlayTTL, gives way to the cache. Safe for
-// concurrent use.
+// An entry gives way to the cache as soon as the cache holds the object at its
+// resourceVersion or a newer one, but it is ended only by the event of that version or a
+// newer one (echo), which client-go delivers after it updated the cache: a reconcile reading
+// the cache first must not make the echo unrecognisable. A write is also known while it is in
+// flight (begin, end): an event of its object that arrives before the server's answer is held
+// and judged against that answer. resourceVersions are compared as the integers etcd makes
+// them; an entry whose version is not one, or that no echo ended within overlayTTL, gives way
+// to the cache. Safe for concurrent use.
 type writtenOverlay struct {
 	mu      sync.Mutex
 	objects map[overlayKey]overlayEntry
@@ -26,6 +30,9 @@ type writtenOverlay struct {
 	// its parent's.
 	byParent map[types.UID]map[overlayKey]struct{}
 	parents  map[Request]overlayEntry // the parents' own writes (status), by the same rule
+	// flights are the writes whose answer has not come back, by child or by parent.
+	flights       map[overlayKey]*flight
+	parentFlights map[Request]*flight
 	// waiting holds, per child name, the parents that want it while another object holds
 	// it (a ChildConflict), so that its deletion reconciles them.
 	waiting map[overlayKey]map[Request]bool
@@ -47,9 +54,37 @@ type overlayEntry struct {
 // overlayTTL bounds how long a write's answer overrides the cache without an echo.
 const overlayTTL = time.Minute
 
+// flight is one write in flight and the newest version of its object an event brought
+// meanwhile, if any.
+type flight struct {
+	seen *unstructured.Unstructured
+}
+
+// hold keeps obj as the newest version a flight's event brought.
+func (f *flight) hold(obj *unstructured.Unstructured) {
+	if f.seen == nil || older(f.seen, obj) || f.seen.GetUID() != obj.GetUID() {
+		f.seen = obj
+	}
+}
+
+// landed says, once a flight's answer stored is back (nil when the write failed or deleted),
+// whether an event it held needs a reconcile: one that is not the write's own echo.
+func (f *flight) landed(stored *unstructured.Unstructured) (echoed, stale bool) {
+	switch {
+	case f.seen == nil:
+		return false, false
+	case stored == nil || f.seen.GetUID() != stored.GetUID():
+		return false, true
+	case f.seen.GetResourceVersion() == stored.GetResourceVersion():
+		return true, false
+	}
+	return false, older(stored, f.seen)
+}
+
 func newWrittenOverlay() *writtenOverlay {
 	return &writtenOverlay{objects: map[overlayKey]overlayEntry{}, byParent: map[types.UID]map[overlayKey]struct{}{},
-		parents: map[Request]overlayEntry{}, waiting: map[overlayKey]map[Request]bool{}}
+		parents: map[Request]overlayEntry{}, waiting: map[overlayKey]map[Request]bool{},
+		flights: map[overlayKey]*flight{}, parentFlights: map[Request]*flight{}}
 }
 
 // put and drop keep objects and byParent together; o.mu is held.
@@ -74,26 +109,67 @@ func (o *writtenOverlay) drop(k overlayKey) {
 	}
 }
 
-// recordChild keeps a child as a write of parent stored it.
-func (o *writtenOverlay) recordChild(rule int, parent types.UID, stored *unstructured.Unstructured) {
-	if stored == nil || stored.GetResourceVersion() == "" {
-		return
-	}
-	dropManagedFields(stored)
+// beginChild says that a write of the child named namespace/name of rule is about to be
+// sent; endChild must follow.
+func (o *writtenOverlay) beginChild(rule int, namespace, name string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.put(overlayKey{rule, stored.GetNamespace(), stored.GetName()}, overlayEntry{obj: stored, parent: parent, at: time.Now()})
+	o.flights[overlayKey{rule, namespace, name}] = &flight{}
 }
 
-// recordParent keeps a parent as the engine's write of its status stored it.
-func (o *writtenOverlay) recordParent(req Request, stored *unstructured.Unstructured) {
-	if stored == nil || stored.GetResourceVersion() == "" {
-		return
+// endChild ends the flight of a write of parent's child: stored is the server's answer when
+// the write created or updated the child, and nil otherwise. The answer is kept until its
+// echo, unless an event held in flight was the echo already. It reports whether an event
+// held in flight was not the echo, so that the parent must be reconciled again.
+func (o *writtenOverlay) endChild(rule int, namespace, name string, parent types.UID, stored *unstructured.Unstructured) bool {
+	if stored != nil && stored.GetResourceVersion() == "" {
+		stored = nil
 	}
-	dropManagedFields(stored)
+	if stored != nil {
+		dropManagedFields(stored)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.parents[req] = overlayEntry{obj: stored, at: time.Now()}
+	k := overlayKey{rule, namespace, name}
+	f := o.flights[k]
+	delete(o.flights, k)
+	echoed, stale := false, false
+	if f != nil {
+		echoed, stale = f.landed(stored)
+	}
+	if stored != nil && !echoed && !stale {
+		o.put(k, overlayEntry{obj: stored, parent: parent, at: time.Now()})
+	}
+	return stale
+}
+
+// beginParent and endParent are beginChild and endChild for the engine's write of a
+// parent's own fields (its status).
+func (o *writtenOverlay) beginParent(req Request) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.parentFlights[req] = &flight{}
+}
+
+func (o *writtenOverlay) endParent(req Request, stored *unstructured.Unstructured) bool {
+	if stored != nil && stored.GetResourceVersion() == "" {
+		stored = nil
+	}
+	if stored != nil {
+		dropManagedFields(stored)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f := o.parentFlights[req]
+	delete(o.parentFlights, req)
+	echoed, stale := false, false
+	if f != nil {
+		echoed, stale = f.landed(stored)
+	}
+	if stored != nil && !echoed && !stale {
+		o.parents[req] = overlayEntry{obj: stored, at: time.Now()}
+	}
+	return stale
 }
 
 // view returns what a reconcile of parent should see of a child the cache holds as cached
@@ -107,9 +183,12 @@ func (o *writtenOverlay) view(rule int, parent types.UID, namespace, name string
 	if !ok || e.parent != parent {
 		return nil, false
 	}
-	if time.Since(e.at) > overlayTTL || cached != nil && !older(cached, e.obj) {
+	if time.Since(e.at) > overlayTTL {
 		o.drop(k)
 		return nil, false
+	}
+	if cached != nil && !older(cached, e.obj) {
+		return nil, false // the cache caught up; the echo ends the entry
 	}
 	return e.obj, true
 }
@@ -135,6 +214,10 @@ func (o *writtenOverlay) echo(rule int, obj *unstructured.Unstructured) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	k := overlayKey{rule, obj.GetNamespace(), obj.GetName()}
+	if f := o.flights[k]; f != nil {
+		f.hold(obj) // judged when the write's answer is back
+		return true
+	}
 	e, ok := o.objects[k]
 	if !ok || older(obj, e.obj) {
 		return false
@@ -152,9 +235,12 @@ func (o *writtenOverlay) parentView(req Request, cached *unstructured.Unstructur
 	if !ok {
 		return nil, false
 	}
-	if time.Since(e.at) > overlayTTL || !older(cached, e.obj) {
+	if time.Since(e.at) > overlayTTL {
 		delete(o.parents, req)
 		return nil, false
+	}
+	if !older(cached, e.obj) {
+		return nil, false // the cache caught up; the echo ends the entry
 	}
 	return e.obj, true
 }
@@ -163,6 +249,10 @@ func (o *writtenOverlay) parentView(req Request, cached *unstructured.Unstructur
 func (o *writtenOverlay) parentEcho(req Request, obj *unstructured.Unstructured) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if f := o.parentFlights[req]; f != nil {
+		f.hold(obj)
+		return true
+	}
 	e, ok := o.parents[req]
 	if !ok || older(obj, e.obj) {
 		return false

@@ -103,13 +103,16 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	}
 
 	latest := parent
+	r.overlay.beginParent(req)
 	stored, err := r.writeParent(ctx, req.Resource, parent, out)
 	if err != nil {
 		errs.add(r.parents[req.Resource].Describe(parent), err)
 	}
+	if r.overlay.endParent(req, stored) {
+		r.enqueue([]Request{req}) // someone else's change came while the write was in flight
+	}
 	if stored != nil {
 		latest = stored
-		r.overlay.recordParent(req, stored)
 	}
 	if finalizing && out.Finalized && errs.empty() {
 		if err := r.patchFinalizers(ctx, req.Resource, latest, false); err != nil {

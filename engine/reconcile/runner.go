@@ -80,6 +80,7 @@ type Runner struct {
 	workers    sync.WaitGroup
 	background sync.WaitGroup
 	stopping   atomic.Bool
+	released   atomic.Bool // releaseAll ran
 	related    *related.Tracker[Request] // nil without a customize hook
 	overlay    *writtenOverlay
 
@@ -219,27 +220,30 @@ func (r *Runner) Stop() {
 	}
 }
 
+// releaseAll removes the event handlers and releases the informers, once. It leaves the
+// informer fields as they are: a handler already running when it was removed (client-go does
+// not wait for one) and Counts still read them, and a released informer's cache stays
+// readable.
 func (r *Runner) releaseAll() {
+	if !r.released.CompareAndSwap(false, true) {
+		return
+	}
 	for _, reg := range r.regs {
 		_ = reg.inf.RemoveEventHandler(reg.reg)
 	}
-	r.regs = nil
 	for i := range r.parents {
 		if r.parents[i].informer != nil {
 			r.cfg.Informers.Release(r.parents[i].informer)
-			r.parents[i].informer = nil
 		}
 	}
 	for i := range r.children {
 		if r.children[i].informer != nil {
 			r.cfg.Informers.Release(r.children[i].informer)
-			r.children[i].informer = nil
 		}
 	}
 	for _, inf := range r.inputs {
 		r.cfg.Informers.Release(inf)
 	}
-	r.inputs = nil
 }
 
 func (r *Runner) addHandler(inf *informers.Informer, h cache.ResourceEventHandler) error {
