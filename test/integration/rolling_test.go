@@ -17,10 +17,20 @@ import (
 var controllerRevisions = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "controllerrevisions"}
 
 // rollingBundle creates a Bundle of suite whose children hold template value v.
+// rollingBundle creates a Bundle whose children carry the value v, in one write: created
+// without it and patched, its children could be made from the first version and the test
+// would start from a rollout.
 func rollingBundle(t *testing.T, ns, name, suite, v string) *unstructured.Unstructured {
 	t.Helper()
-	b := bundle(t, ns, name, suite, name)
-	return env.Patch(t, b, fmt.Sprintf(`{"spec":{"template":{"value":%q}}}`, v))
+	return env.Create(t, ns, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": bundleAPI, "kind": "Bundle",
+		"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{"suite": suite}},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"app": name}},
+			"items":    itemList(),
+			"template": map[string]any{"value": v},
+		},
+	}})
 }
 
 // setReady sets the Ready condition of Copy ns/name.
