@@ -16,14 +16,19 @@ import (
 // are obj's own: read-only.
 func Conditions(obj *unstructured.Unstructured) iter.Seq[map[string]any] {
 	return func(yield func(map[string]any) bool) {
-		list, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "conditions")
-		items, _ := list.([]any)
-		for _, c := range items {
+		for _, c := range conditionList(obj) {
 			if m, ok := c.(map[string]any); ok && !yield(m) {
 				return
 			}
 		}
 	}
+}
+
+// conditionList is obj's status.conditions as stored: nil when absent or not a list.
+func conditionList(obj *unstructured.Unstructured) []any {
+	list, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "conditions")
+	items, _ := list.([]any)
+	return items
 }
 
 // FindCondition returns obj's condition of type typ, or nil.

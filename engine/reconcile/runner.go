@@ -80,7 +80,7 @@ type Runner struct {
 	workers    sync.WaitGroup
 	background sync.WaitGroup
 	stopping   atomic.Bool
-	released   atomic.Bool // releaseAll ran
+	released   atomic.Bool               // releaseAll ran
 	related    *related.Tracker[Request] // nil without a customize hook
 	overlay    *writtenOverlay
 

@@ -114,9 +114,7 @@ func (r *Runner) setCondition(ctx context.Context, res int, parent *unstructured
 		return nil
 	}
 	stampCondition(parent, cond)
-	list, _, _ := unstructured.NestedFieldNoCopy(parent.Object, "status", "conditions")
-	items, _ := list.([]any)
-	next := replaceCondition(items, cond)
+	next := replaceCondition(conditionList(parent), cond)
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"uid": parent.GetUID(), "resourceVersion": parent.GetResourceVersion()},
 		"status":   map[string]any{"conditions": next},
