@@ -122,25 +122,15 @@ func (o *writtenOverlay) beginChild(rule int, namespace, name string) {
 // echo, unless an event held in flight was the echo already. It reports whether an event
 // held in flight was not the echo, so that the parent must be reconciled again.
 func (o *writtenOverlay) endChild(rule int, namespace, name string, parent types.UID, stored *unstructured.Unstructured) bool {
-	if stored != nil && stored.GetResourceVersion() == "" {
-		stored = nil
-	}
-	if stored != nil {
-		dropManagedFields(stored)
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	k := overlayKey{rule, namespace, name}
-	f := o.flights[k]
+	keep, again := land(o.flights[k], stored)
 	delete(o.flights, k)
-	echoed, stale := false, false
-	if f != nil {
-		echoed, stale = f.landed(stored)
+	if keep != nil {
+		o.put(k, overlayEntry{obj: keep, parent: parent, at: time.Now()})
 	}
-	if stored != nil && !echoed && !stale {
-		o.put(k, overlayEntry{obj: stored, parent: parent, at: time.Now()})
-	}
-	return stale
+	return again
 }
 
 // beginParent and endParent are beginChild and endChild for the engine's write of a
@@ -152,24 +142,32 @@ func (o *writtenOverlay) beginParent(req Request) {
 }
 
 func (o *writtenOverlay) endParent(req Request, stored *unstructured.Unstructured) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	keep, again := land(o.parentFlights[req], stored)
+	delete(o.parentFlights, req)
+	if keep != nil {
+		o.parents[req] = overlayEntry{obj: keep, at: time.Now()}
+	}
+	return again
+}
+
+// land judges flight f (nil: none) by its write's answer stored: the answer to keep until
+// its echo (nil when there is none, or its echo came in flight), and whether an event held
+// in flight was someone else's change.
+func land(f *flight, stored *unstructured.Unstructured) (keep *unstructured.Unstructured, again bool) {
 	if stored != nil && stored.GetResourceVersion() == "" {
 		stored = nil
 	}
-	if stored != nil {
-		dropManagedFields(stored)
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	f := o.parentFlights[req]
-	delete(o.parentFlights, req)
-	echoed, stale := false, false
+	echoed := false
 	if f != nil {
-		echoed, stale = f.landed(stored)
+		echoed, again = f.landed(stored)
 	}
-	if stored != nil && !echoed && !stale {
-		o.parents[req] = overlayEntry{obj: stored, at: time.Now()}
+	if stored == nil || echoed || again {
+		return nil, again
 	}
-	return stale
+	dropManagedFields(stored)
+	return stored, false
 }
 
 // view returns what a reconcile of parent should see of a child the cache holds as cached
