@@ -17,17 +17,17 @@ func (k *kind) Ask(d *reconcile.Gathered) (reconcile.Asked, error) {
 	if k.rolling != nil && !d.Finalizing {
 		return k.askRolling(d)
 	}
-	return &syncAsked{k: k, d: d, call: k.call(d, d.Parent)}, nil
+	return &syncAsked{k: k, d: d, call: [1]reconcile.Call{k.call(d, d.Parent)}}, nil
 }
 
 // syncAsked is a sync or finalize decision waiting for its one answer.
 type syncAsked struct {
 	k    *kind
 	d    *reconcile.Gathered
-	call reconcile.Call
+	call [1]reconcile.Call
 }
 
-func (a *syncAsked) Calls() []reconcile.Call { return []reconcile.Call{a.call} }
+func (a *syncAsked) Calls() []reconcile.Call { return a.call[:] }
 
 func (a *syncAsked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, error) {
 	parsed, err := a.k.parse(a.d, answers[0].Response)

@@ -23,17 +23,17 @@ func (k *kind) Ask(d *reconcile.Gathered) (reconcile.Asked, error) {
 		"related":     d.Related,
 		"finalizing":  d.Finalizing,
 	}
-	return &asked{k: k, target: d.Parent, call: reconcile.Call{Hook: d.Hook, Request: req}}, nil
+	return &asked{k: k, target: d.Parent, call: [1]reconcile.Call{{Hook: d.Hook, Request: req}}}, nil
 }
 
 // asked is a decorator's decision waiting for its one answer.
 type asked struct {
 	k      *kind
 	target *unstructured.Unstructured
-	call   reconcile.Call
+	call   [1]reconcile.Call
 }
 
-func (a *asked) Calls() []reconcile.Call { return []reconcile.Call{a.call} }
+func (a *asked) Calls() []reconcile.Call { return a.call[:] }
 
 func (a *asked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, error) {
 	parsed, err := a.k.parseResponse(answers[0].Response, a.target)

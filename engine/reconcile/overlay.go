@@ -31,8 +31,8 @@ type writtenOverlay struct {
 	byParent map[types.UID]map[overlayKey]struct{}
 	parents  map[Request]overlayEntry // the parents' own writes (status), by the same rule
 	// flights are the writes whose answer has not come back, by child or by parent.
-	flights       map[overlayKey]*flight
-	parentFlights map[Request]*flight
+	flights       map[overlayKey]flight
+	parentFlights map[Request]flight
 	// waiting holds, per child name, the parents that want it while another object holds
 	// it (a ChildConflict), so that its deletion reconciles them.
 	waiting map[overlayKey]map[Request]bool
@@ -84,7 +84,7 @@ func (f *flight) landed(stored *unstructured.Unstructured) (echoed, stale bool) 
 func newWrittenOverlay() *writtenOverlay {
 	return &writtenOverlay{objects: map[overlayKey]overlayEntry{}, byParent: map[types.UID]map[overlayKey]struct{}{},
 		parents: map[Request]overlayEntry{}, waiting: map[overlayKey]map[Request]bool{},
-		flights: map[overlayKey]*flight{}, parentFlights: map[Request]*flight{}}
+		flights: map[overlayKey]flight{}, parentFlights: map[Request]flight{}}
 }
 
 // put and drop keep objects and byParent together; o.mu is held.
@@ -114,7 +114,7 @@ func (o *writtenOverlay) drop(k overlayKey) {
 func (o *writtenOverlay) beginChild(rule int, namespace, name string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.flights[overlayKey{rule, namespace, name}] = &flight{}
+	o.flights[overlayKey{rule, namespace, name}] = flight{}
 }
 
 // endChild ends the flight of a write of parent's child: stored is the server's answer when
@@ -125,8 +125,9 @@ func (o *writtenOverlay) endChild(rule int, namespace, name string, parent types
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	k := overlayKey{rule, namespace, name}
-	keep, again := land(o.flights[k], stored)
+	f, ok := o.flights[k]
 	delete(o.flights, k)
+	keep, again := land(f, ok, stored)
 	if keep != nil {
 		o.put(k, overlayEntry{obj: keep, parent: parent, at: time.Now()})
 	}
@@ -138,29 +139,30 @@ func (o *writtenOverlay) endChild(rule int, namespace, name string, parent types
 func (o *writtenOverlay) beginParent(req Request) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.parentFlights[req] = &flight{}
+	o.parentFlights[req] = flight{}
 }
 
 func (o *writtenOverlay) endParent(req Request, stored *unstructured.Unstructured) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	keep, again := land(o.parentFlights[req], stored)
+	f, ok := o.parentFlights[req]
 	delete(o.parentFlights, req)
+	keep, again := land(f, ok, stored)
 	if keep != nil {
 		o.parents[req] = overlayEntry{obj: keep, at: time.Now()}
 	}
 	return again
 }
 
-// land judges flight f (nil: none) by its write's answer stored: the answer to keep until
-// its echo (nil when there is none, or its echo came in flight), and whether an event held
-// in flight was someone else's change.
-func land(f *flight, stored *unstructured.Unstructured) (keep *unstructured.Unstructured, again bool) {
+// land judges flight f (when ok: there was one) by its write's answer stored: the answer to
+// keep until its echo (nil when there is none, or its echo came in flight), and whether an
+// event held in flight was someone else's change.
+func land(f flight, ok bool, stored *unstructured.Unstructured) (keep *unstructured.Unstructured, again bool) {
 	if stored != nil && stored.GetResourceVersion() == "" {
 		stored = nil
 	}
 	echoed := false
-	if f != nil {
+	if ok {
 		echoed, again = f.landed(stored)
 	}
 	if stored == nil || echoed || again {
@@ -212,8 +214,9 @@ func (o *writtenOverlay) echo(rule int, obj *unstructured.Unstructured) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	k := overlayKey{rule, obj.GetNamespace(), obj.GetName()}
-	if f := o.flights[k]; f != nil {
+	if f, ok := o.flights[k]; ok {
 		f.hold(obj) // judged when the write's answer is back
+		o.flights[k] = f
 		return true
 	}
 	e, ok := o.objects[k]
@@ -247,8 +250,9 @@ func (o *writtenOverlay) parentView(req Request, cached *unstructured.Unstructur
 func (o *writtenOverlay) parentEcho(req Request, obj *unstructured.Unstructured) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if f := o.parentFlights[req]; f != nil {
+	if f, ok := o.parentFlights[req]; ok {
 		f.hold(obj)
+		o.parentFlights[req] = f
 		return true
 	}
 	e, ok := o.parents[req]
