@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
+	"metascript.dev/metascript/engine/identity"
 	"metascript.dev/metascript/engine/informers"
 	"metascript.dev/metascript/engine/manager"
 	"metascript.dev/metascript/engine/metrics"
@@ -95,6 +96,7 @@ func New(opts Options) (*Engine, error) {
 		Compiler:       e.Runtime,
 		Ceilings:       e.Runtime.Ceilings(),
 		Recorder:       e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"}),
+		Identities:     &identity.Source{Config: opts.Config},
 		Metrics:        opts.Metrics,
 		Log:            opts.Log,
 		Workers:        opts.Workers,

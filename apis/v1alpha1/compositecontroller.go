@@ -38,6 +38,10 @@ type CompositeControllerSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	ResyncPeriodSeconds *int32 `json:"resyncPeriodSeconds,omitempty"`
+	// ServiceAccount is the account every write made for this controller impersonates;
+	// without it the engine writes with its own account.
+	// +optional
+	ServiceAccount *ServiceAccountReference `json:"serviceAccount,omitempty"`
 	// GenerateSelector ignores each parent's spec.selector and manages children through a
 	// label holding the parent's UID instead.
 	// +optional

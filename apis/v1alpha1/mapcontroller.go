@@ -46,6 +46,10 @@ type MapControllerSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	ResyncPeriodSeconds *int32 `json:"resyncPeriodSeconds,omitempty"`
+	// ServiceAccount is the account every write made for this controller impersonates;
+	// without it the engine writes with its own account.
+	// +optional
+	ServiceAccount *ServiceAccountReference `json:"serviceAccount,omitempty"`
 	// Script is helper code shared by the hooks of this controller.
 	// +optional
 	Script *SharedScript `json:"script,omitempty"`

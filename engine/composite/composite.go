@@ -57,7 +57,8 @@ func read(decode func(any) error) (*reconcile.Declared, error) {
 	if h == nil {
 		h = &v1alpha1.CompositeControllerHooks{}
 	}
-	d := &reconcile.Declared{Name: cc.Name, Script: cc.Spec.Script, EndpointConfigs: cc.Spec.EndpointConfigs, Typed: cc,
+	d := &reconcile.Declared{Name: cc.Name, Script: cc.Spec.Script, EndpointConfigs: cc.Spec.EndpointConfigs, ServiceAccount: cc.Spec.ServiceAccount,
+		Typed: cc,
 		Hooks: reconcile.DefinedHooks(map[string]*v1alpha1.Hook{"sync": h.Sync, "finalize": h.Finalize, "customize": h.Customize})}
 	d.Resources = append(d.Resources, reconcile.ResourceRef{Field: "spec.parentResource", Rule: cc.Spec.ParentResource.ResourceRule})
 	rolls := false

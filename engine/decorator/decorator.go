@@ -57,7 +57,8 @@ func read(decode func(any) error) (*reconcile.Declared, error) {
 	if h == nil {
 		h = &v1alpha1.DecoratorControllerHooks{}
 	}
-	d := &reconcile.Declared{Name: dc.Name, Script: dc.Spec.Script, EndpointConfigs: dc.Spec.EndpointConfigs, Typed: dc,
+	d := &reconcile.Declared{Name: dc.Name, Script: dc.Spec.Script, EndpointConfigs: dc.Spec.EndpointConfigs, ServiceAccount: dc.Spec.ServiceAccount,
+		Typed: dc,
 		Hooks: reconcile.DefinedHooks(map[string]*v1alpha1.Hook{"sync": h.Sync, "finalize": h.Finalize, "customize": h.Customize})}
 	for i, r := range dc.Spec.Resources {
 		d.Resources = append(d.Resources, reconcile.ResourceRef{Field: fmt.Sprintf("spec.resources[%d]", i), Rule: r.ResourceRule})

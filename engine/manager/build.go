@@ -11,6 +11,7 @@ import (
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/identity"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
 )
@@ -18,6 +19,9 @@ import (
 // built is a controller ready to start.
 type built struct {
 	runner *reconcile.Runner
+	// account is the ServiceAccount the runner's writes impersonate, if any: closed after
+	// the runner stops.
+	account *identity.Account
 	// watched are the resources the runner's informers watch.
 	watched []schema.GroupVersionResource
 	// capped says which hook budgets the engine's ceilings cut down.
@@ -53,19 +57,40 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 		return nil, err
 	}
 	b := &built{capped: capped}
+	env := m.env()
+	if sa := decl.ServiceAccount; sa != nil {
+		if m.opts.Identities == nil {
+			return nil, &buildError{reason: "InvalidSpec",
+				err: errors.New("spec.serviceAccount: this engine was started without a configuration it can impersonate with")}
+		}
+		account, err := m.opts.Identities.For(sa.Namespace, sa.Name)
+		if err != nil {
+			return nil, &buildError{reason: "InvalidSpec", err: fmt.Errorf("spec.serviceAccount: %w", err)}
+		}
+		b.account, env.Client, env.Recorder = account, account.Dynamic, account.Recorder
+	}
 	resolved := make([]resources.Resource, len(decl.Resources))
 	for i, ref := range decl.Resources {
 		if resolved[i], err = m.resolve(ref.Field, ref.Rule); err != nil {
+			b.close()
 			return nil, err
 		}
 		b.watched = append(b.watched, resolved[i].GVR)
 	}
 	b.runner, err = kind.Configure(&reconcile.Built{Declared: decl, Descriptor: kind, Object: u.Object, Resources: resolved,
-		Hooks: invokers}, m.env())
+		Hooks: invokers}, env)
 	if err != nil {
+		b.close()
 		return nil, &buildError{reason: "InvalidSpec", err: err}
 	}
 	return b, nil
+}
+
+// close releases what a built controller holds besides its runner.
+func (b *built) close() {
+	if b.account != nil {
+		b.account.Close()
+	}
 }
 
 // env is what every runner shares.

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/identity"
 	"metascript.dev/metascript/engine/informers"
 	"metascript.dev/metascript/engine/kinds"
 	"metascript.dev/metascript/engine/metrics"
@@ -46,8 +47,11 @@ type Options struct {
 	// told so in its status (BudgetsCapped).
 	Ceilings scripting.Budget
 	Recorder record.EventRecorder
-	Metrics  *metrics.Metrics
-	Log      *slog.Logger
+	// Identities makes the clients of controllers that name a ServiceAccount; nil refuses
+	// such controllers.
+	Identities *identity.Source
+	Metrics    *metrics.Metrics
+	Log        *slog.Logger
 	// Workers per controller.
 	Workers int
 	// StatusInterval is how often counts in controller statuses are refreshed; default 10s.
@@ -82,6 +86,7 @@ type running struct {
 	uid        types.UID
 	generation int64
 	runner     *reconcile.Runner
+	built      *built
 	capped     []string
 	// failed holds why no runner runs for this generation, if so.
 	failed error
@@ -245,10 +250,11 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 		m.stop(k, cur)
 	}
 	if err := b.runner.Start(ctx); err != nil {
+		b.close()
 		return err
 	}
 	m.mu.Lock()
-	m.runners[k] = &running{uid: u.GetUID(), generation: u.GetGeneration(), runner: b.runner, capped: b.capped}
+	m.runners[k] = &running{uid: u.GetUID(), generation: u.GetGeneration(), runner: b.runner, built: b, capped: b.capped}
 	m.mu.Unlock()
 	m.opts.Metrics.Controllers.WithLabelValues("running").Inc()
 	m.opts.Log.Info("controller started", "controller", m.ref(k), "generation", u.GetGeneration())
@@ -276,6 +282,7 @@ func (m *Manager) release(held []*informers.Informer) {
 func (m *Manager) stop(k key, cur *running) {
 	if cur.runner != nil {
 		cur.runner.Stop()
+		cur.built.close()
 		m.opts.Metrics.Controllers.WithLabelValues("running").Dec()
 	} else {
 		m.opts.Metrics.Controllers.WithLabelValues("failed").Dec()

@@ -66,7 +66,8 @@ func read(decode func(any) error) (*reconcile.Declared, error) {
 	if h == nil {
 		h = &v1alpha1.MapControllerHooks{}
 	}
-	d := &reconcile.Declared{Name: mc.Name, Script: mc.Spec.Script, EndpointConfigs: mc.Spec.EndpointConfigs, Typed: mc,
+	d := &reconcile.Declared{Name: mc.Name, Script: mc.Spec.Script, EndpointConfigs: mc.Spec.EndpointConfigs, ServiceAccount: mc.Spec.ServiceAccount,
+		Typed: mc,
 		Hooks: reconcile.DefinedHooks(map[string]*v1alpha1.Hook{"map": h.Map, "tombstone": h.Tombstone})}
 	d.Resources = append(d.Resources, reconcile.ResourceRef{Field: "spec.parentResource", Rule: mc.Spec.ParentResource.ResourceRule})
 	for i, r := range mc.Spec.InputResources {

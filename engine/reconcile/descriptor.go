@@ -94,6 +94,8 @@ type Declared struct {
 	Script *v1alpha1.SharedScript
 	// EndpointConfigs are the connection settings of webhooks by host.
 	EndpointConfigs []v1alpha1.EndpointConfig
+	// ServiceAccount is the account the controller's writes impersonate; nil: the engine's.
+	ServiceAccount *v1alpha1.ServiceAccountReference
 	// Resources are the resource rules the controller names, in the order Configure reads
 	// them resolved.
 	Resources []ResourceRef

@@ -253,7 +253,9 @@ func TestShippedServiceAccountMayDoWhatTheEngineDoes(t *testing.T) {
 		check{"delete", "metascript.dev", "controllerrevisions", ""}, check{"watch", "metascript.dev", "controllerrevisions", ""},
 		check{"create", "", "events", ""}, check{"patch", "", "events", ""}, check{"create", "events.k8s.io", "events", ""},
 		// Webhook CA bundles, credentials and client certificates.
-		check{"get", "", "secrets", ""})
+		check{"get", "", "secrets", ""},
+		// Controllers naming a spec.serviceAccount.
+		check{"impersonate", "", "serviceaccounts", ""})
 	// Any parent and child resource: the documented broad rule.
 	for _, r := range []struct{ group, resource string }{{"examples.metascript.dev", "websites"}, {"apps", "deployments"}, {"", "secrets"}} {
 		for _, v := range []string{"get", "list", "watch", "create", "update", "patch", "delete"} {

@@ -1,0 +1,65 @@
+// Package identity gives a controller that names a ServiceAccount the clients its writes go
+// through: clients that impersonate the account, so that the API server's RBAC, not the
+// engine's own rights, decides what the controller may write. The engine's account needs
+// the impersonate verb on the ServiceAccounts it serves, and nothing more for them.
+package identity
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+)
+
+// Source makes impersonating clients from the engine's own configuration. It is safe for
+// concurrent use.
+type Source struct {
+	// Config is the engine's; it is copied, never modified.
+	Config *rest.Config
+}
+
+// Account is one ServiceAccount's clients. Close must be called once it is no longer used.
+type Account struct {
+	// User is the account's user name, system:serviceaccount:NAMESPACE:NAME.
+	User string
+	// Dynamic writes as the account.
+	Dynamic dynamic.Interface
+	// Recorder records Events as the account.
+	Recorder record.EventRecorder
+
+	broadcaster record.EventBroadcaster
+}
+
+// Close stops the account's Event recorder, after the Events recorded so far are sent.
+func (a *Account) Close() { a.broadcaster.Shutdown() }
+
+// User is the user name of the ServiceAccount namespace/name.
+func User(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
+}
+
+// For returns clients that impersonate the ServiceAccount namespace/name. The API server
+// adds the account's groups (system:serviceaccounts and system:serviceaccounts:NAMESPACE)
+// itself when no groups are given.
+func (s *Source) For(namespace, name string) (*Account, error) {
+	cfg := rest.CopyConfig(s.Config)
+	user := User(namespace, name)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client impersonating %s: %w", user, err)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client impersonating %s: %w", user, err)
+	}
+	b := record.NewBroadcaster()
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	return &Account{User: user, Dynamic: dyn, broadcaster: b,
+		Recorder: b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"})}, nil
+}
