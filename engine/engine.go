@@ -89,14 +89,15 @@ func New(opts Options) (*Engine, error) {
 		return st.Hits, st.Misses, st.Evictions, st.Entries
 	})
 	e.manager = manager.New(manager.Options{
-		Dynamic:        dyn,
-		Kube:           kube,
-		Resolver:       resources.NewResolver(kube.Discovery()),
-		Informers:      e.factory,
-		Compiler:       e.Runtime,
-		Ceilings:       e.Runtime.Ceilings(),
-		Recorder:       e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"}),
-		Identities:     &identity.Source{Config: opts.Config},
+		Dynamic:   dyn,
+		Kube:      kube,
+		Resolver:  resources.NewResolver(kube.Discovery()),
+		Informers: e.factory,
+		Compiler:  e.Runtime,
+		Ceilings:  e.Runtime.Ceilings(),
+		Recorder:  e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"}),
+		Identities: &identity.Source{Config: opts.Config,
+			Reviewer: identity.NewReviewer(kube.AuthorizationV1().SubjectAccessReviews())},
 		Metrics:        opts.Metrics,
 		Log:            opts.Log,
 		Workers:        opts.Workers,

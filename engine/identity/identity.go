@@ -5,9 +5,12 @@
 package identity
 
 import (
+	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -21,6 +24,8 @@ import (
 type Source struct {
 	// Config is the engine's; it is copied, never modified.
 	Config *rest.Config
+	// Reviewer answers what the accounts may read.
+	Reviewer *Reviewer
 }
 
 // Account is one ServiceAccount's clients. Close must be called once it is no longer used.
@@ -33,6 +38,14 @@ type Account struct {
 	Recorder record.EventRecorder
 
 	broadcaster record.EventBroadcaster
+	reviewer    *Reviewer
+}
+
+// MayRead returns a *ReadRefusedError unless the account may make the read: verb on
+// resource in namespace, or across the cluster when namespace is empty. Safe for concurrent
+// use.
+func (a *Account) MayRead(ctx context.Context, verb string, resource schema.GroupVersionResource, namespace string) error {
+	return a.reviewer.Check(ctx, Access{User: a.User, Verb: verb, Resource: resource, Namespace: namespace})
 }
 
 // Close stops the account's Event recorder, after the Events recorded so far are sent.
@@ -41,6 +54,15 @@ func (a *Account) Close() { a.broadcaster.Shutdown() }
 // User is the user name of the ServiceAccount namespace/name.
 func User(namespace, name string) string {
 	return "system:serviceaccount:" + namespace + ":" + name
+}
+
+// groupsOf are the groups the API server gives a ServiceAccount's user.
+func groupsOf(user string) []string {
+	parts := strings.Split(user, ":")
+	if len(parts) != 4 || parts[0] != "system" || parts[1] != "serviceaccount" {
+		return []string{"system:authenticated"}
+	}
+	return []string{"system:serviceaccounts", "system:serviceaccounts:" + parts[2], "system:authenticated"}
 }
 
 // For returns clients that impersonate the ServiceAccount namespace/name. The API server
@@ -60,6 +82,6 @@ func (s *Source) For(namespace, name string) (*Account, error) {
 	}
 	b := record.NewBroadcaster()
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
-	return &Account{User: user, Dynamic: dyn, broadcaster: b,
+	return &Account{User: user, Dynamic: dyn, broadcaster: b, reviewer: s.Reviewer,
 		Recorder: b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"})}, nil
 }

@@ -67,7 +67,7 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 		if err != nil {
 			return nil, &buildError{reason: "InvalidSpec", err: fmt.Errorf("spec.serviceAccount: %w", err)}
 		}
-		b.account, env.Client, env.Recorder = account, account.Dynamic, account.Recorder
+		b.account, env.Client, env.Recorder, env.Reads = account, account.Dynamic, account.Recorder, account
 	}
 	resolved := make([]resources.Resource, len(decl.Resources))
 	for i, ref := range decl.Resources {

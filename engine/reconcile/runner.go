@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -35,6 +36,16 @@ type Env struct {
 	Resolver related.Resolver
 	// Workers reconcile parents concurrently, per controller; at least 1.
 	Workers int
+	// Reads, when set, says what the controller's account may read: nothing it may not read
+	// is handed to its hooks. Unset, the controller reads what the engine reads.
+	Reads Reads
+}
+
+// Reads answers whether a controller's account may read a resource in a namespace (every
+// namespace when empty); *identity.Account is one. Its error is the refusal, or why it
+// could not be asked.
+type Reads interface {
+	MayRead(ctx context.Context, verb string, resource schema.GroupVersionResource, namespace string) error
 }
 
 // Config is what a kind's Configure makes of a controller's spec for its Runner; the rest

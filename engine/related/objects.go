@@ -10,8 +10,8 @@ import (
 	"metascript.dev/metascript/engine/resources"
 )
 
-// namespaces is the resource a NamespaceSelector reads.
-var namespaces = resources.Resource{
+// Namespaces is the resource a NamespaceSelector reads.
+var Namespaces = resources.Resource{
 	GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"},
 	GVK: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"},
 }
@@ -75,7 +75,7 @@ func candidates(r Rule, idx cache.Indexer) []*unstructured.Unstructured {
 // namespaceLabels reads namespaces' labels from the namespaces cache, when one runs.
 func namespaceLabels(caches func(resources.Resource) cache.Indexer) func(string) (map[string]string, bool) {
 	return func(ns string) (map[string]string, bool) {
-		idx := caches(namespaces)
+		idx := caches(Namespaces)
 		if idx == nil {
 			return nil, false
 		}

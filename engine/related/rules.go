@@ -163,7 +163,7 @@ func resourcesOf(rules []Rule) []resources.Resource {
 	for _, r := range rules {
 		add(r.Resource)
 		if r.NamespaceSelector != nil {
-			add(namespaces)
+			add(Namespaces)
 		}
 	}
 	return out

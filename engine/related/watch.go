@@ -121,7 +121,7 @@ func (t *Tracker[P]) handler(gvr schema.GroupVersionResource) cache.ResourceEven
 			route(old, cur)
 			o, ok1 := old.(*unstructured.Unstructured)
 			c, ok2 := cur.(*unstructured.Unstructured)
-			if gvr == namespaces.GVR && ok1 && ok2 && !maps.Equal(o.GetLabels(), c.GetLabels()) {
+			if gvr == Namespaces.GVR && ok1 && ok2 && !maps.Equal(o.GetLabels(), c.GetLabels()) {
 				for _, p := range t.index.namespaceLabelUsers() {
 					t.enqueue(p)
 				}

@@ -15,14 +15,17 @@ import (
 	"metascript.dev/metascript/test/enginetest"
 )
 
-// TestServiceAccountDecidesWrites: a controller naming a ServiceAccount that may write
-// ConfigMaps in team-a only gets its children in team-a; in team-b the API server refuses
-// them, nothing is written, a Warning Event on the parent names the verb, the resource and
-// the account, and team-a's parent keeps converging. The engine's own account could write
-// both: the refusal shows the writes impersonate the ServiceAccount.
-func TestServiceAccountDecidesWrites(t *testing.T) {
+// TestServiceAccountDecidesReadsAndWrites: a controller naming a ServiceAccount that may read
+// ConfigMaps in team-a and team-b and write them in team-a only gets its children in team-a.
+// In team-b the API server refuses them: nothing is written, and a Warning Event on the
+// parent names the verb, the resource and the account. In team-c, where the account may not
+// even read ConfigMaps, the hook is handed nothing: a ReadRefused Event says why, and the
+// parent's status stays unwritten. team-a's parent keeps converging. The engine's own
+// account could do all of it: the refusals show that its reads are checked and its writes
+// impersonate the ServiceAccount.
+func TestServiceAccountDecidesReadsAndWrites(t *testing.T) {
 	ctx := context.Background()
-	home, teamA, teamB := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	home, teamA, teamB, teamC := env.Namespace(t), env.Namespace(t), env.Namespace(t), env.Namespace(t)
 	user := identity.User(home, "writer")
 	if _, err := env.Kube.CoreV1().ServiceAccounts(home).Create(ctx,
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "writer"}}, metav1.CreateOptions{}); err != nil {
@@ -45,24 +48,29 @@ func TestServiceAccountDecidesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{}) })
-	// In team-a only: ConfigMaps.
-	children := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "children"}, Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update", "patch", "delete"}},
-	}}
-	if _, err := env.Kube.RbacV1().Roles(teamA).Create(ctx, children, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// In team-a and team-b: read ConfigMaps. In team-a only: write them.
+	grant := func(ns string, verbs ...string) {
+		t.Helper()
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "children"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: verbs}}}
+		if _, err := env.Kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "children"},
+			Subjects: subject, RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "children"}},
+			metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := env.Kube.RbacV1().RoleBindings(teamA).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "children"},
-		Subjects: subject, RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "children"}},
-		metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	grant(teamA, "get", "list", "watch", "create", "update", "patch", "delete")
+	grant(teamB, "get", "list", "watch")
 
 	cc := controller(t, "bundle-starlark.yaml", "name: bundle-starlark", "name: bundle-tenant", "suite: basic", "suite: tenant",
 		"  childResources:", fmt.Sprintf("  serviceAccount: {namespace: %s, name: writer}\n  childResources:", home))
 	waitControllerReady(t, "CompositeController", cc.GetName())
 	a := bundle(t, teamA, "a", "tenant", "a", "x=1")
 	bundle(t, teamB, "b", "tenant", "b", "x=1")
+	bundle(t, teamC, "c", "tenant", "c", "x=1")
 
 	value := func(ns, name string) (string, error) {
 		cm, err := env.Kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
@@ -88,6 +96,20 @@ func TestServiceAccountDecidesWrites(t *testing.T) {
 	}
 	if _, err := value(teamB, "b-x"); !apierrors.IsNotFound(err) {
 		t.Errorf("team-b's child: %v, want not found", err)
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		for _, msg := range env.Events(t, teamC, "c")["ReadRefused"] {
+			if strings.Contains(msg, user) && strings.Contains(msg, "list configmaps in namespace "+teamC) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("no ReadRefused Event naming list, configmaps and %s; events %v", user, env.Events(t, teamC, "c"))
+	})
+	if ev := env.Events(t, teamC, "c"); len(ev["WriteFailed"]) > 0 {
+		t.Errorf("team-c's parent: a write was tried although its reads were refused: %v", ev["WriteFailed"])
+	}
+	if st := getBundle(t, teamC, "c").Object["status"]; st != nil {
+		t.Errorf("team-c's parent: status %v written, want none", st)
 	}
 
 	// team-a's parent goes on converging.

@@ -255,7 +255,7 @@ func TestShippedServiceAccountMayDoWhatTheEngineDoes(t *testing.T) {
 		// Webhook CA bundles, credentials and client certificates.
 		check{"get", "", "secrets", ""},
 		// Controllers naming a spec.serviceAccount.
-		check{"impersonate", "", "serviceaccounts", ""})
+		check{"impersonate", "", "serviceaccounts", ""}, check{"create", "authorization.k8s.io", "subjectaccessreviews", ""})
 	// Any parent and child resource: the documented broad rule.
 	for _, r := range []struct{ group, resource string }{{"examples.metascript.dev", "websites"}, {"apps", "deployments"}, {"", "secrets"}} {
 		for _, v := range []string{"get", "list", "watch", "create", "update", "patch", "delete"} {
