@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
+	"metascript.dev/metascript/engine/fairshare"
 	"metascript.dev/metascript/engine/identity"
 	"metascript.dev/metascript/engine/informers"
 	"metascript.dev/metascript/engine/manager"
@@ -34,6 +35,9 @@ type Options struct {
 	Config *rest.Config
 	// Workers reconcile parents concurrently, per controller.
 	Workers int
+	// MaxReconciles bounds the reconciles of all controllers at once, shared fairly between
+	// them (engine/fairshare); 0 leaves each controller bounded by its workers alone.
+	MaxReconciles int
 	// CacheSize bounds the compiled-program cache.
 	CacheSize int
 	// Defaults apply to hooks that set no budget; Ceilings cap what any controller asks for.
@@ -101,10 +105,19 @@ func New(opts Options) (*Engine, error) {
 		Metrics:        opts.Metrics,
 		Log:            opts.Log,
 		Workers:        opts.Workers,
+		Budget:         budget(opts.MaxReconciles),
 		StatusInterval: opts.StatusInterval,
 	})
 	e.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	return e, nil
+}
+
+// budget is the shared budget of n concurrent reconciles, or nil for none.
+func budget(n int) *fairshare.Budget {
+	if n <= 0 {
+		return nil
+	}
+	return fairshare.New(n)
 }
 
 // Ready reports whether every controller resource has been acted on once.

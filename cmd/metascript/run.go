@@ -25,6 +25,7 @@ import (
 type engineFlags struct {
 	kubeconfig     string
 	workers        int
+	maxReconciles  int
 	qps            float64
 	burst          int
 	metricsAddr    string
@@ -51,6 +52,8 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	fs := newFlagSet("run", runUsage, os.Stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; in-cluster config when empty")
 	fs.IntVar(&f.workers, "workers", 4, "reconcile workers per controller")
+	fs.IntVar(&f.maxReconciles, "max-reconciles", 16,
+		"reconciles of all controllers at once, shared fairly between them; 0 for no shared bound")
 	fs.Float64Var(&f.qps, "qps", 50, "API client queries per second")
 	fs.IntVar(&f.burst, "burst", 100, "API client burst")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", ":9090", "address of /metrics; empty disables")
@@ -116,6 +119,7 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 	eng, err := engine.New(engine.Options{
 		Config:         cfg,
 		Workers:        f.workers,
+		MaxReconciles:  f.maxReconciles,
 		CacheSize:      f.cacheSize,
 		Defaults:       defaults,
 		Ceilings:       ceilings,

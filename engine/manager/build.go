@@ -96,7 +96,8 @@ func (b *built) close() {
 // env is what every runner shares.
 func (m *Manager) env() reconcile.Env {
 	return reconcile.Env{Client: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
-		Metrics: m.opts.Metrics, Log: m.opts.Log, Resolver: m.opts.Resolver, Workers: m.opts.Workers}
+		Metrics: m.opts.Metrics, Log: m.opts.Log, Resolver: m.opts.Resolver, Workers: m.opts.Workers,
+		Budget: m.opts.Budget}
 }
 
 // resolve resolves one resource rule of a controller; field names it for the error.

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
+	"metascript.dev/metascript/engine/fairshare"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/identity"
 	"metascript.dev/metascript/engine/informers"
@@ -54,6 +55,8 @@ type Options struct {
 	Log        *slog.Logger
 	// Workers per controller.
 	Workers int
+	// Budget is the budget of concurrent reconciles all controllers share; nil: none.
+	Budget *fairshare.Budget
 	// StatusInterval is how often counts in controller statuses are refreshed; default 10s.
 	StatusInterval time.Duration
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"metascript.dev/metascript/engine/apply"
+	"metascript.dev/metascript/engine/fairshare"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/informers"
@@ -36,6 +37,10 @@ type Env struct {
 	Resolver related.Resolver
 	// Workers reconcile parents concurrently, per controller; at least 1.
 	Workers int
+	// Budget, when set, is the budget of concurrent reconciles every controller of the engine
+	// shares: a worker holds a slot of it for each reconcile, handed out fairly across
+	// controllers. Unset, a controller's workers bound it alone.
+	Budget *fairshare.Budget
 	// Reads, when set, says what the controller's account may read: nothing it may not read
 	// is handed to its hooks. Unset, the controller reads what the engine reads.
 	Reads Reads
@@ -305,6 +310,12 @@ func (r *Runner) processNext(ctx context.Context) bool {
 	defer r.queue.Done(req)
 	if r.stopping.Load() {
 		return true
+	}
+	if b := r.cfg.Budget; b != nil {
+		if err := b.Acquire(ctx, r.name); err != nil {
+			return true // stopping: ctx ended while waiting for a slot
+		}
+		defer b.Release()
 	}
 	start := time.Now()
 	resyncAfter, err := r.reconcile(ctx, req)
