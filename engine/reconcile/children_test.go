@@ -217,7 +217,8 @@ func TestOverlayEchoes(t *testing.T) {
 		{name: "echo after a reconcile read the cache", cacheRead: "5", after: []string{"5"}, wantEchoes: []bool{true}},
 		{name: "another change in flight", inFlight: []string{"5", "6"}, wantEchoes: []bool{true, true}, wantAgain: true},
 		{name: "another change after the echo", after: []string{"5", "6"}, wantEchoes: []bool{true, false}},
-		{name: "an older event in flight", inFlight: []string{"4"}, after: []string{"5"}, wantEchoes: []bool{true, true}},
+		{name: "an older event in flight", inFlight: []string{"4"}, after: []string{"5"}, wantEchoes: []bool{true, true}, wantAgain: true},
+		{name: "an older event and the echo in flight", inFlight: []string{"4", "5"}, wantEchoes: []bool{true, true}, wantAgain: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

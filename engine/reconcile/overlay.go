@@ -54,31 +54,28 @@ type overlayEntry struct {
 // overlayTTL bounds how long a write's answer overrides the cache without an echo.
 const overlayTTL = time.Minute
 
-// flight is one write in flight and the newest version of its object an event brought
-// meanwhile, if any.
+// flight is one write in flight and the versions of its object that events brought
+// meanwhile.
 type flight struct {
-	seen *unstructured.Unstructured
+	seen []*unstructured.Unstructured
 }
 
-// hold keeps obj as the newest version a flight's event brought.
-func (f *flight) hold(obj *unstructured.Unstructured) {
-	if f.seen == nil || older(f.seen, obj) || f.seen.GetUID() != obj.GetUID() {
-		f.seen = obj
-	}
-}
+// hold keeps an event's version of a flight's object, to be judged when the answer is back.
+func (f *flight) hold(obj *unstructured.Unstructured) { f.seen = append(f.seen, obj) }
 
-// landed says, once a flight's answer stored is back (nil when the write failed or deleted),
-// whether an event it held needs a reconcile: one that is not the write's own echo.
-func (f *flight) landed(stored *unstructured.Unstructured) (echoed, stale bool) {
-	switch {
-	case f.seen == nil:
-		return false, false
-	case stored == nil || f.seen.GetUID() != stored.GetUID():
-		return false, true
-	case f.seen.GetResourceVersion() == stored.GetResourceVersion():
-		return true, false
+// landed judges the events held in flight by the write's answer stored (nil when the write
+// failed or deleted): echoed when one was the write's own echo, again when any other was
+// held. An event of another version is someone else's change, before or after the write,
+// that the decision behind the write may not have seen.
+func (f *flight) landed(stored *unstructured.Unstructured) (echoed, again bool) {
+	for _, obj := range f.seen {
+		if stored != nil && obj.GetUID() == stored.GetUID() && obj.GetResourceVersion() == stored.GetResourceVersion() {
+			echoed = true
+		} else {
+			again = true
+		}
 	}
-	return false, older(stored, f.seen)
+	return echoed, again
 }
 
 func newWrittenOverlay() *writtenOverlay {
@@ -165,11 +162,11 @@ func land(f flight, ok bool, stored *unstructured.Unstructured) (keep *unstructu
 	if ok {
 		echoed, again = f.landed(stored)
 	}
-	if stored == nil || echoed || again {
+	if stored == nil || echoed {
 		return nil, again
 	}
 	dropManagedFields(stored)
-	return stored, false
+	return stored, again
 }
 
 // view returns what a reconcile of parent should see of a child the cache holds as cached
