@@ -202,6 +202,8 @@ func TestOverlayEchoes(t *testing.T) {
 	v := func(rv string) *unstructured.Unstructured { return childObject("a", rv, parent) }
 	tests := []struct {
 		name string
+		// before is the answer of a write before this one, whose echo has not come yet.
+		before string
 		// inFlight are the versions whose events arrive before the answer (version 5).
 		inFlight []string
 		// cacheRead is a version a reconcile reads from the cache after the answer.
@@ -219,10 +221,14 @@ func TestOverlayEchoes(t *testing.T) {
 		{name: "another change after the echo", after: []string{"5", "6"}, wantEchoes: []bool{true, false}},
 		{name: "an older event in flight", inFlight: []string{"4"}, after: []string{"5"}, wantEchoes: []bool{true, true}, wantAgain: true},
 		{name: "an older event and the echo in flight", inFlight: []string{"4", "5"}, wantEchoes: []bool{true, true}, wantAgain: true},
+		{name: "the echo of the write before, in flight", before: "3", inFlight: []string{"3", "5"}, wantEchoes: []bool{true, true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newWrittenOverlay()
+			if tt.before != "" {
+				recordWrite(o, 0, parent, v(tt.before))
+			}
 			var got []bool
 			o.beginChild(0, "ns", "a")
 			for _, rv := range tt.inFlight {

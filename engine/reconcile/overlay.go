@@ -69,7 +69,7 @@ func (f *flight) hold(obj *unstructured.Unstructured) { f.seen = append(f.seen, 
 // that the decision behind the write may not have seen.
 func (f *flight) landed(stored *unstructured.Unstructured) (echoed, again bool) {
 	for _, obj := range f.seen {
-		if stored != nil && obj.GetUID() == stored.GetUID() && obj.GetResourceVersion() == stored.GetResourceVersion() {
+		if stored != nil && sameVersion(obj, stored) {
 			echoed = true
 		} else {
 			again = true
@@ -212,6 +212,10 @@ func (o *writtenOverlay) echo(rule int, obj *unstructured.Unstructured) bool {
 	defer o.mu.Unlock()
 	k := overlayKey{rule, obj.GetNamespace(), obj.GetName()}
 	if f, ok := o.flights[k]; ok {
+		if e, ok := o.objects[k]; ok && sameVersion(e.obj, obj) {
+			o.drop(k) // the echo of the write before this one
+			return true
+		}
 		f.hold(obj) // judged when the write's answer is back
 		o.flights[k] = f
 		return true
@@ -248,6 +252,10 @@ func (o *writtenOverlay) parentEcho(req Request, obj *unstructured.Unstructured)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if f, ok := o.parentFlights[req]; ok {
+		if e, ok := o.parents[req]; ok && sameVersion(e.obj, obj) {
+			delete(o.parents, req) // the echo of the write before this one
+			return true
+		}
 		f.hold(obj)
 		o.parentFlights[req] = f
 		return true
@@ -302,6 +310,11 @@ func (o *writtenOverlay) forgetParent(req Request, uid types.UID) {
 			delete(o.waiting, k)
 		}
 	}
+}
+
+// sameVersion reports whether a and b are one object at one resourceVersion.
+func sameVersion(a, b *unstructured.Unstructured) bool {
+	return a.GetUID() == b.GetUID() && a.GetResourceVersion() == b.GetResourceVersion()
 }
 
 // older reports whether a holds an older version than b. Versions that are not integers
