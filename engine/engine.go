@@ -38,6 +38,8 @@ type Options struct {
 	// MaxReconciles bounds the reconciles of all controllers at once, shared fairly between
 	// them (engine/fairshare); 0 leaves each controller bounded by its workers alone.
 	MaxReconciles int
+	// MaxHookCalls bounds each controller's hook calls at once; 0 for no bound.
+	MaxHookCalls int
 	// CacheSize bounds the compiled-program cache.
 	CacheSize int
 	// Defaults apply to hooks that set no budget; Ceilings cap what any controller asks for.
@@ -106,6 +108,7 @@ func New(opts Options) (*Engine, error) {
 		Log:            opts.Log,
 		Workers:        opts.Workers,
 		Budget:         budget(opts.MaxReconciles),
+		HookCalls:      opts.MaxHookCalls,
 		StatusInterval: opts.StatusInterval,
 	})
 	e.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})

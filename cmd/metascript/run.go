@@ -26,6 +26,7 @@ type engineFlags struct {
 	kubeconfig     string
 	workers        int
 	maxReconciles  int
+	maxHookCalls   int
 	qps            float64
 	burst          int
 	metricsAddr    string
@@ -54,6 +55,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	fs.IntVar(&f.workers, "workers", 4, "reconcile workers per controller")
 	fs.IntVar(&f.maxReconciles, "max-reconciles", 16,
 		"reconciles of all controllers at once, shared fairly between them; 0 for no shared bound")
+	fs.IntVar(&f.maxHookCalls, "max-hook-calls", 8, "hook calls of one controller at once; 0 for no bound")
 	fs.Float64Var(&f.qps, "qps", 50, "API client queries per second")
 	fs.IntVar(&f.burst, "burst", 100, "API client burst")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", ":9090", "address of /metrics; empty disables")
@@ -120,6 +122,7 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 		Config:         cfg,
 		Workers:        f.workers,
 		MaxReconciles:  f.maxReconciles,
+		MaxHookCalls:   f.maxHookCalls,
 		CacheSize:      f.cacheSize,
 		Defaults:       defaults,
 		Ceilings:       ceilings,

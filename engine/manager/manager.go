@@ -55,6 +55,8 @@ type Options struct {
 	Log        *slog.Logger
 	// Workers per controller.
 	Workers int
+	// HookCalls bounds each controller's hook calls at once; 0: no bound.
+	HookCalls int
 	// Budget is the budget of concurrent reconciles all controllers share; nil: none.
 	Budget *fairshare.Budget
 	// StatusInterval is how often counts in controller statuses are refreshed; default 10s.

@@ -27,6 +27,14 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 	if about != "" {
 		log = log.With("about", about)
 	}
+	if r.calls != nil {
+		select {
+		case r.calls <- struct{}{}:
+			defer func() { <-r.calls }()
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s hook%s: %w", hookName, aboutSuffix(about), ctx.Err())
+		}
+	}
 	start := time.Now()
 	resp, err := hook.Invoke(ctx, req, log)
 	r.cfg.Metrics.HookDuration.WithLabelValues(r.name, hookName, hook.Form()).Observe(time.Since(start).Seconds())
@@ -55,6 +63,14 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 	r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hookName, hook.Form(), result).Inc()
 	r.warn(parent, reason, err)
 	return nil, err
+}
+
+// callSlots is the bound of n hook calls at once, or nil for none.
+func callSlots(n int) chan struct{} {
+	if n <= 0 {
+		return nil
+	}
+	return make(chan struct{}, n)
 }
 
 // aboutSuffix is " for <about>" when about names what a hook was called for.

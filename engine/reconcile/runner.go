@@ -37,6 +37,9 @@ type Env struct {
 	Resolver related.Resolver
 	// Workers reconcile parents concurrently, per controller; at least 1.
 	Workers int
+	// HookCalls, when positive, bounds the controller's hook calls at once, whatever its
+	// workers and its calls that stand alone (a MapController's map calls) would make.
+	HookCalls int
 	// Budget, when set, is the budget of concurrent reconciles every controller of the engine
 	// shares: a worker holds a slot of it for each reconcile, handed out fairly across
 	// controllers. Unset, a controller's workers bound it alone.
@@ -96,6 +99,7 @@ type Runner struct {
 	workers    sync.WaitGroup
 	background sync.WaitGroup
 	stopping   atomic.Bool
+	calls      chan struct{}             // a slot per hook call in progress; nil: no bound
 	released   atomic.Bool               // releaseAll ran
 	related    *related.Tracker[Request] // nil without a customize hook
 	overlay    *writtenOverlay
@@ -132,7 +136,7 @@ func New(b *Built, cfg Config) (*Runner, error) {
 	if b.Hooks["customize"] != nil && cfg.Resolver == nil {
 		return nil, fmt.Errorf("%s: a customize hook needs a resolver", name)
 	}
-	r := &Runner{cfg: cfg, built: b, name: name, primary: primary, finalizer: b.Descriptor.FinalizerPrefix + b.Name,
+	r := &Runner{cfg: cfg, built: b, calls: callSlots(cfg.HookCalls), name: name, primary: primary, finalizer: b.Descriptor.FinalizerPrefix + b.Name,
 		fieldManager: b.FieldManager(), counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, b.FieldManager()),
 		overlay: newWrittenOverlay()}
 	if b.Hooks["customize"] != nil {

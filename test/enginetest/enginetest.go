@@ -94,7 +94,8 @@ func Start(opts Options) (*Env, error) {
 	eng, err := engine.New(engine.Options{
 		Config:         engineConfig,
 		Workers:        opts.Workers,
-		MaxReconciles:  16, // as metascript run's default: every suite runs under the shared budget
+		MaxReconciles:  16, // as metascript run's defaults: every suite runs under the shared budget
+		MaxHookCalls:   8,  // and the bound of each controller's hook calls
 		CacheSize:      128,
 		Defaults:       scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 10_000_000, MaxStackDepth: 200, MaxMemory: 64 << 20},
 		Ceilings:       scripting.Budget{Timeout: 10 * time.Second, MaxSteps: 100_000_000, MaxStackDepth: 1000, MaxMemory: 256 << 20},
