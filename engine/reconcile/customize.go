@@ -12,7 +12,9 @@ import (
 // customize hook both are empty. With one, the tracker reuses the hook's last answer while
 // the parent's fingerprint stands, and the hook is called otherwise; a failure of the hook
 // (reported like any hook's) or an invalid answer (reported here) stops the reconcile before
-// anything is written. The informers of the resources the rules name are started here.
+// anything is written, and so does a rule naming objects the controller's account may not
+// read (reported as ReadRefused), before their informers start. The informers of the
+// resources the rules name are started here.
 func (r *Runner) relatedOf(ctx context.Context, parent *unstructured.Unstructured) ([]related.Rule, map[string]any, error) {
 	if r.related == nil {
 		return nil, map[string]any{}, nil
@@ -22,6 +24,10 @@ func (r *Runner) relatedOf(ctx context.Context, parent *unstructured.Unstructure
 	})
 	if err != nil {
 		r.reject(parent, "customize", "", err)
+		return nil, nil, err
+	}
+	if err := r.checkRelated(ctx, rules); err != nil {
+		r.warn(parent, "ReadRefused", err)
 		return nil, nil, err
 	}
 	objects, err := r.related.Objects(ctx, parent, rules)

@@ -14,21 +14,14 @@ import (
 )
 
 // Event handlers map informer events to Requests, as Config.Watches declares, and end in one
-// de-duplicating enqueue. They run on the informers' goroutines, so they only look up indexes
-// and enqueue: never a list, never a request to the server.
+// enqueue. They run on the informers' goroutines, so they only look up indexes and enqueue:
+// never a list, never a request to the server.
 
-// enqueue adds each request of lists once: what an object maps to as it was and as it is.
+// enqueue adds the requests of lists: what an object maps to as it was and as it is. The work
+// queue keeps a request that is already waiting once, so one named twice is reconciled once.
 func (r *Runner) enqueue(lists ...[]Request) {
-	var seen map[Request]bool
 	for _, list := range lists {
 		for _, req := range list {
-			if seen[req] {
-				continue
-			}
-			if seen == nil {
-				seen = map[Request]bool{}
-			}
-			seen[req] = true
 			r.queue.Add(req)
 		}
 	}

@@ -54,12 +54,6 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		return 0, err
 	}
 	rules, related, err := r.relatedOf(ctx, parent)
-	if err == nil {
-		err = r.checkRelated(ctx, rules)
-		if err != nil {
-			r.warn(parent, "ReadRefused", err)
-		}
-	}
 	if err != nil {
 		return 0, err
 	}

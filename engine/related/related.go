@@ -125,9 +125,7 @@ func (t *Tracker[P]) Bind(p P, rules []Rule) {
 		}
 	}
 	for _, res := range resourcesOf(rules) {
-		if t.bound[res.GVR]++; t.bound[res.GVR] == 0 {
-			delete(t.bound, res.GVR)
-		}
+		t.bound[res.GVR]++
 		if t.sources[res.GVR] == nil {
 			_, _ = t.startLocked(res.GVR) // fails only for an informer being stopped
 		}
