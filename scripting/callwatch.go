@@ -64,11 +64,6 @@ type CallWatch struct {
 // per-call state implements it, which spares a closure a call.
 type Canceler interface{ Cancel(StopReason) }
 
-// CancelFunc is a func as a Canceler.
-type CancelFunc func(StopReason)
-
-func (f CancelFunc) Cancel(r StopReason) { f(r) }
-
 // Start arms the budgets of the invocation of hook name: b, its zero fields already
 // defaulted, and ctx (not nil). The timeout counts from here; cancel stops the interpreter.
 func (w *CallWatch) Start(ctx context.Context, lang Language, name string, b Budget, cancel Canceler) {

@@ -8,11 +8,16 @@ import (
 	"time"
 )
 
+// stopFunc is a func as a Canceler.
+type stopFunc func(StopReason)
+
+func (f stopFunc) Cancel(r StopReason) { f(r) }
+
 // startCounted starts w with a cancel that counts its calls and remembers the last reason.
 func startCounted(t *testing.T, w *CallWatch, ctx context.Context, b Budget) (calls *atomic.Int32, last *atomic.Int32) {
 	t.Helper()
 	calls, last = new(atomic.Int32), new(atomic.Int32)
-	w.Start(ctx, JavaScript, "hook", b.WithDefaults(DefaultBudget), CancelFunc(func(r StopReason) {
+	w.Start(ctx, JavaScript, "hook", b.WithDefaults(DefaultBudget), stopFunc(func(r StopReason) {
 		calls.Add(1)
 		last.Store(int32(r))
 	}))

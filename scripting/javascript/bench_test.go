@@ -15,6 +15,11 @@ import (
 	"metascript.dev/metascript/scripting/internal/hooktest"
 )
 
+// ignoreCancel is a Canceler for a CallWatch started outside Program.Call: nothing to stop.
+type ignoreCancel struct{}
+
+func (ignoreCancel) Cancel(scripting.StopReason) {}
+
 func compileBench(b testing.TB) scripting.Program {
 	return hooktest.Fixture(b, scripting.NewRuntime(scripting.Options{}, NewCompiler()), scripting.JavaScript, "bench_sync.js")
 }
@@ -122,7 +127,7 @@ func BenchmarkConvert(b *testing.B) {
 		h.cur = cs
 		cs.newGlobal()
 		cs.watch.Start(context.Background(), scripting.JavaScript, "bench", scripting.Budget{Timeout: time.Hour},
-			scripting.CancelFunc(func(scripting.StopReason) {}))
+			ignoreCancel{})
 		v := callSync(b, cs, benchsync.Request(n))
 		b.Run(fmt.Sprintf("children=%d", n), func(b *testing.B) {
 			b.ReportAllocs()

@@ -560,7 +560,7 @@ func TestStringify(t *testing.T) {
 		cs := &callState{h: h, rt: h.rt}
 		h.cur = cs
 		cs.watch.Start(context.Background(), scripting.JavaScript, "test", scripting.Budget{Timeout: time.Hour},
-			scripting.CancelFunc(func(scripting.StopReason) {}))
+			ignoreCancel{})
 		defer cs.watch.End()
 		stringify, _ := goja.AssertFunction(h.global.Get("JSON").(*goja.Object).Get("stringify"))
 		if _, err := stringify(goja.Undefined(), h.rt.ToValue(map[string]any{"a": 1})); err != nil {
