@@ -123,9 +123,8 @@ func fanoutRunner(b *testing.B, client *dynamicfake.FakeDynamicClient, m *metric
 		b.Fatal(err)
 	}
 	rt := engine.NewRuntime(scripting.Options{})
-	syncHook, _ := composite.Descriptor.Hook("sync")
 	sync, err := hooks.Build(context.Background(), hooks.Spec{Controller: "compositecontroller/scale", Hook: "sync",
-		Def: decl.Hooks["sync"], ResponseFields: syncHook.Response}, rt, nil)
+		Def: decl.Hooks["sync"], ResponseFields: composite.Descriptor.Primary().Response}, rt, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -60,16 +60,6 @@ func (d *Descriptor) Primary() Hook {
 	panic(fmt.Sprintf("%s: descriptor without a primary hook", d.Kind))
 }
 
-// Hook returns the kind's hook called name.
-func (d *Descriptor) Hook(name string) (Hook, bool) {
-	for _, h := range d.Hooks {
-		if h.Name == name {
-			return h, true
-		}
-	}
-	return Hook{}, false
-}
-
 // Hook is one hook of a controller kind.
 type Hook struct {
 	Name string
