@@ -43,9 +43,13 @@ type DecoratorControllerSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	ResyncPeriodSeconds *int32 `json:"resyncPeriodSeconds,omitempty"`
 	// ServiceAccount is the account every write made for this controller impersonates;
-	// without it the engine writes with its own account.
+	// without it the engine writes with its own account. On a namespaced controller kind it
+	// names an account of the controller's own namespace and defaults to "default".
 	// +optional
 	ServiceAccount *ServiceAccountReference `json:"serviceAccount,omitempty"`
+	// Isolation says where the controller's inline hooks run; default InProcess.
+	// +optional
+	Isolation Isolation `json:"isolation,omitempty"`
 	// Script is helper code shared by the hooks of this controller.
 	// +optional
 	Script *SharedScript `json:"script,omitempty"`

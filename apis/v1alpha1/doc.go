@@ -1,7 +1,8 @@
 // Package v1alpha1 holds the Go types of Metascript's controller resources in the API group
 // metascript.dev, version v1alpha1: CompositeController, DecoratorController, MapController,
-// and the hook, budget and webhook specs that every controller kind shares. The CRDs in manifests/ are
-// generated from these types (make generate); DeepCopy methods too.
+// their namespaced twins, and the hook, budget and webhook specs that every controller kind
+// shares. The CRDs in manifests/ are generated from these types (make generate); DeepCopy
+// methods too.
 //
 // +kubebuilder:object:generate=true
 // +groupName=metascript.dev
@@ -25,6 +26,17 @@ var DecoratorControllerResource = GroupVersion.WithResource("decoratorcontroller
 // MapControllerResource is the GroupVersionResource of MapController.
 var MapControllerResource = GroupVersion.WithResource("mapcontrollers")
 
+// NamespacedCompositeControllerResource is the GroupVersionResource of
+// NamespacedCompositeController.
+var NamespacedCompositeControllerResource = GroupVersion.WithResource("namespacedcompositecontrollers")
+
+// NamespacedDecoratorControllerResource is the GroupVersionResource of
+// NamespacedDecoratorController.
+var NamespacedDecoratorControllerResource = GroupVersion.WithResource("namespaceddecoratorcontrollers")
+
+// NamespacedMapControllerResource is the GroupVersionResource of NamespacedMapController.
+var NamespacedMapControllerResource = GroupVersion.WithResource("namespacedmapcontrollers")
+
 // ControllerRevisionResource is the GroupVersionResource of ControllerRevision.
 var ControllerRevisionResource = GroupVersion.WithResource("controllerrevisions")
 
@@ -32,6 +44,9 @@ var ControllerRevisionResource = GroupVersion.WithResource("controllerrevisions"
 func AddToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, &CompositeController{}, &CompositeControllerList{},
 		&DecoratorController{}, &DecoratorControllerList{}, &MapController{}, &MapControllerList{},
+		&NamespacedCompositeController{}, &NamespacedCompositeControllerList{},
+		&NamespacedDecoratorController{}, &NamespacedDecoratorControllerList{},
+		&NamespacedMapController{}, &NamespacedMapControllerList{},
 		&ControllerRevision{}, &ControllerRevisionList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

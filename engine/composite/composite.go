@@ -48,17 +48,33 @@ var Descriptor = &reconcile.Descriptor{
 // revisionsField names the ControllerRevision resource among a controller's resources.
 const revisionsField = "controllerrevisions.metascript.dev (for rolling updates)"
 
+// NamespacedDescriptor is the NamespacedCompositeController kind: a CompositeController
+// confined to its namespace.
+var NamespacedDescriptor = Descriptor.NamespacedTwin("NamespacedCompositeController", v1alpha1.NamespacedCompositeControllerResource,
+	func(decode func(any) error) (*reconcile.Declared, error) {
+		n := &v1alpha1.NamespacedCompositeController{}
+		if err := decode(n); err != nil {
+			return nil, err
+		}
+		return declare(&v1alpha1.CompositeController{TypeMeta: n.TypeMeta, ObjectMeta: n.ObjectMeta, Spec: n.Spec}), nil
+	})
+
 func read(decode func(any) error) (*reconcile.Declared, error) {
 	cc := &v1alpha1.CompositeController{}
 	if err := decode(cc); err != nil {
 		return nil, err
 	}
+	return declare(cc), nil
+}
+
+// declare says what a CompositeController, or its namespaced twin's spec, declares.
+func declare(cc *v1alpha1.CompositeController) *reconcile.Declared {
 	h := cc.Spec.Hooks
 	if h == nil {
 		h = &v1alpha1.CompositeControllerHooks{}
 	}
-	d := &reconcile.Declared{Name: cc.Name, Script: cc.Spec.Script, EndpointConfigs: cc.Spec.EndpointConfigs, ServiceAccount: cc.Spec.ServiceAccount,
-		Typed: cc,
+	d := &reconcile.Declared{Name: cc.Name, Namespace: cc.Namespace, Script: cc.Spec.Script, EndpointConfigs: cc.Spec.EndpointConfigs,
+		ServiceAccount: cc.Spec.ServiceAccount, Isolation: cc.Spec.Isolation, Typed: cc,
 		Hooks: reconcile.DefinedHooks(map[string]*v1alpha1.Hook{"sync": h.Sync, "finalize": h.Finalize, "customize": h.Customize})}
 	d.Resources = append(d.Resources, reconcile.ResourceRef{Field: "spec.parentResource", Rule: cc.Spec.ParentResource.ResourceRule})
 	rolls := false
@@ -70,7 +86,7 @@ func read(decode func(any) error) (*reconcile.Declared, error) {
 		d.Resources = append(d.Resources, reconcile.ResourceRef{Field: revisionsField, Rule: v1alpha1.ResourceRule{
 			APIVersion: v1alpha1.GroupVersion.String(), Resource: v1alpha1.ControllerRevisionResource.Resource}})
 	}
-	return d, nil
+	return d
 }
 
 func isRolling(m v1alpha1.ChildUpdateMethod) bool {

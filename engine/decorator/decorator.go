@@ -48,17 +48,33 @@ var Descriptor = &reconcile.Descriptor{
 	Configure:          configure,
 }
 
+// NamespacedDescriptor is the NamespacedDecoratorController kind: a DecoratorController
+// confined to its namespace.
+var NamespacedDescriptor = Descriptor.NamespacedTwin("NamespacedDecoratorController", v1alpha1.NamespacedDecoratorControllerResource,
+	func(decode func(any) error) (*reconcile.Declared, error) {
+		n := &v1alpha1.NamespacedDecoratorController{}
+		if err := decode(n); err != nil {
+			return nil, err
+		}
+		return declare(&v1alpha1.DecoratorController{TypeMeta: n.TypeMeta, ObjectMeta: n.ObjectMeta, Spec: n.Spec}), nil
+	})
+
 func read(decode func(any) error) (*reconcile.Declared, error) {
 	dc := &v1alpha1.DecoratorController{}
 	if err := decode(dc); err != nil {
 		return nil, err
 	}
+	return declare(dc), nil
+}
+
+// declare says what a DecoratorController, or its namespaced twin's spec, declares.
+func declare(dc *v1alpha1.DecoratorController) *reconcile.Declared {
 	h := dc.Spec.Hooks
 	if h == nil {
 		h = &v1alpha1.DecoratorControllerHooks{}
 	}
-	d := &reconcile.Declared{Name: dc.Name, Script: dc.Spec.Script, EndpointConfigs: dc.Spec.EndpointConfigs, ServiceAccount: dc.Spec.ServiceAccount,
-		Typed: dc,
+	d := &reconcile.Declared{Name: dc.Name, Namespace: dc.Namespace, Script: dc.Spec.Script, EndpointConfigs: dc.Spec.EndpointConfigs,
+		ServiceAccount: dc.Spec.ServiceAccount, Isolation: dc.Spec.Isolation, Typed: dc,
 		Hooks: reconcile.DefinedHooks(map[string]*v1alpha1.Hook{"sync": h.Sync, "finalize": h.Finalize, "customize": h.Customize})}
 	for i, r := range dc.Spec.Resources {
 		d.Resources = append(d.Resources, reconcile.ResourceRef{Field: fmt.Sprintf("spec.resources[%d]", i), Rule: r.ResourceRule})
@@ -66,7 +82,7 @@ func read(decode func(any) error) (*reconcile.Declared, error) {
 	for i, a := range dc.Spec.Attachments {
 		d.Resources = append(d.Resources, reconcile.ResourceRef{Field: fmt.Sprintf("spec.attachments[%d]", i), Rule: a.ResourceRule})
 	}
-	return d, nil
+	return d
 }
 
 // configure validates a DecoratorController and returns its Runner, not started yet. Its

@@ -11,7 +11,8 @@ import (
 )
 
 // All are the controller kinds, in a fixed order.
-var All = []*reconcile.Descriptor{composite.Descriptor, decorator.Descriptor, mapping.Descriptor}
+var All = []*reconcile.Descriptor{composite.Descriptor, decorator.Descriptor, mapping.Descriptor,
+	composite.NamespacedDescriptor, decorator.NamespacedDescriptor, mapping.NamespacedDescriptor}
 
 // Lookup returns the kind whose resource's kind is kind (CompositeController), or nil.
 func Lookup(kind string) *reconcile.Descriptor {

@@ -52,13 +52,17 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 			return nil, &buildError{reason: "InvalidSpec", err: fmt.Errorf("spec.hooks.%s is required", h.Name)}
 		}
 	}
-	invokers, capped, err := m.compile(ctx, kind.Ref(decl.Name), decl, kind.Hooks)
+	invokers, capped, err := m.compile(ctx, kind.Ref(decl.Key()), decl, kind.Hooks)
 	if err != nil {
 		return nil, err
 	}
 	b := &built{capped: capped}
 	env := m.env()
-	if sa := decl.ServiceAccount; sa != nil {
+	sa, err := serviceAccount(kind, decl)
+	if err != nil {
+		return nil, &buildError{reason: "InvalidSpec", err: err}
+	}
+	if sa != nil {
 		if m.opts.Identities == nil {
 			return nil, &buildError{reason: "InvalidSpec",
 				err: errors.New("spec.serviceAccount: this engine was started without a configuration it can impersonate with")}
@@ -84,6 +88,28 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 		return nil, &buildError{reason: "InvalidSpec", err: err}
 	}
 	return b, nil
+}
+
+// serviceAccount is the account a controller's writes impersonate: spec.serviceAccount, whose
+// namespace a cluster-scoped kind requires; a namespaced kind's controller always has one, of
+// its own namespace ("default" unless named). nil: the engine's own account.
+func serviceAccount(kind *reconcile.Descriptor, decl *reconcile.Declared) (*v1alpha1.ServiceAccountReference, error) {
+	sa := decl.ServiceAccount
+	if !kind.Namespaced {
+		if sa != nil && sa.Namespace == "" {
+			return nil, errors.New("spec.serviceAccount.namespace is required on a " + kind.Kind)
+		}
+		return sa, nil
+	}
+	name := "default"
+	if sa != nil {
+		if sa.Namespace != "" && sa.Namespace != decl.Namespace {
+			return nil, fmt.Errorf("spec.serviceAccount.namespace: %q is not the controller's namespace %q; a %s acts as an account of its own namespace",
+				sa.Namespace, decl.Namespace, kind.Kind)
+		}
+		name = sa.Name
+	}
+	return &v1alpha1.ServiceAccountReference{Namespace: decl.Namespace, Name: name}, nil
 }
 
 // close releases what a built controller holds besides its runner.
@@ -128,7 +154,7 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 			continue
 		}
 		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: decl.Script,
-			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs}, m.opts.Compiler, clusterObjects{m.opts.Kube})
+			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs}, m.opts.Compiler, clusterObjects{kube: m.opts.Kube, namespace: decl.Namespace})
 		if err != nil {
 			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
 			continue

@@ -17,11 +17,34 @@ import (
 // hooks refer to: hook sources (configMapRef), and the CA bundles, credentials and client
 // certificates of webhooks. Later changes to these objects take effect when the controller
 // is next edited. It implements hooks.SourceResolver and hooks.SecretReader.
-type clusterObjects struct{ kube kubernetes.Interface }
+//
+// With namespace set (a namespaced controller's), it reads only there: a reference without a
+// namespace means that one, and one naming another is refused, so that a tenant cannot have
+// the engine read, or send to its own webhook, another namespace's Secret.
+type clusterObjects struct {
+	kube      kubernetes.Interface
+	namespace string
+}
 
 var _ hooks.SecretReader = clusterObjects{}
 
+// confine returns the namespace a reference reads from, or why it may not.
+func (c clusterObjects) confine(kind, namespace, name string) (string, error) {
+	switch {
+	case c.namespace == "":
+		return namespace, nil
+	case namespace == "" || namespace == c.namespace:
+		return c.namespace, nil
+	}
+	return "", fmt.Errorf("%s %s/%s: a namespaced controller refers to objects of its own namespace %q only", kind, namespace, name, c.namespace)
+}
+
 func (c clusterObjects) ConfigMapKey(ctx context.Context, ref v1alpha1.ConfigMapKeyRef) (string, error) {
+	ns, err := c.confine("ConfigMap", ref.Namespace, ref.Name)
+	if err != nil {
+		return "", err
+	}
+	ref.Namespace = ns
 	cm, err := c.kube.CoreV1().ConfigMaps(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {
 		return "", fmt.Errorf("ConfigMap %s/%s: %w", ref.Namespace, ref.Name, err)
@@ -34,6 +57,11 @@ func (c clusterObjects) ConfigMapKey(ctx context.Context, ref v1alpha1.ConfigMap
 }
 
 func (c clusterObjects) SecretKey(ctx context.Context, ref v1alpha1.SecretKeyRef) ([]byte, error) {
+	ns, err := c.confine("Secret", ref.Namespace, ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	ref.Namespace = ns
 	s, err := c.kube.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("Secret %s/%s: %w", ref.Namespace, ref.Name, err)

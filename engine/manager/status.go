@@ -71,7 +71,7 @@ func (m *Manager) writeStatus(ctx context.Context, k key, u *unstructured.Unstru
 	if err != nil {
 		return err
 	}
-	_, err = m.opts.Dynamic.Resource(m.kinds[k.kind].Resource).Patch(ctx, u.GetName(),
+	_, err = m.opts.Dynamic.Resource(m.kinds[k.kind].Resource).Namespace(u.GetNamespace()).Patch(ctx, u.GetName(),
 		types.MergePatchType, body, metav1.PatchOptions{}, "status")
 	if apierrors.IsNotFound(err) {
 		return nil

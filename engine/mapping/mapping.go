@@ -57,17 +57,33 @@ var Descriptor = &reconcile.Descriptor{
 	Configure:          configure,
 }
 
+// NamespacedDescriptor is the NamespacedMapController kind: a MapController confined to its
+// namespace.
+var NamespacedDescriptor = Descriptor.NamespacedTwin("NamespacedMapController", v1alpha1.NamespacedMapControllerResource,
+	func(decode func(any) error) (*reconcile.Declared, error) {
+		n := &v1alpha1.NamespacedMapController{}
+		if err := decode(n); err != nil {
+			return nil, err
+		}
+		return declare(&v1alpha1.MapController{TypeMeta: n.TypeMeta, ObjectMeta: n.ObjectMeta, Spec: n.Spec}), nil
+	})
+
 func read(decode func(any) error) (*reconcile.Declared, error) {
 	mc := &v1alpha1.MapController{}
 	if err := decode(mc); err != nil {
 		return nil, err
 	}
+	return declare(mc), nil
+}
+
+// declare says what a MapController, or its namespaced twin's spec, declares.
+func declare(mc *v1alpha1.MapController) *reconcile.Declared {
 	h := mc.Spec.Hooks
 	if h == nil {
 		h = &v1alpha1.MapControllerHooks{}
 	}
-	d := &reconcile.Declared{Name: mc.Name, Script: mc.Spec.Script, EndpointConfigs: mc.Spec.EndpointConfigs, ServiceAccount: mc.Spec.ServiceAccount,
-		Typed: mc,
+	d := &reconcile.Declared{Name: mc.Name, Namespace: mc.Namespace, Script: mc.Spec.Script, EndpointConfigs: mc.Spec.EndpointConfigs,
+		ServiceAccount: mc.Spec.ServiceAccount, Isolation: mc.Spec.Isolation, Typed: mc,
 		Hooks: reconcile.DefinedHooks(map[string]*v1alpha1.Hook{"map": h.Map, "tombstone": h.Tombstone})}
 	d.Resources = append(d.Resources, reconcile.ResourceRef{Field: "spec.parentResource", Rule: mc.Spec.ParentResource.ResourceRule})
 	for i, r := range mc.Spec.InputResources {
@@ -76,7 +92,7 @@ func read(decode func(any) error) (*reconcile.Declared, error) {
 	for i, o := range mc.Spec.OutputResources {
 		d.Resources = append(d.Resources, reconcile.ResourceRef{Field: fmt.Sprintf("spec.outputResources[%d]", i), Rule: o.ResourceRule})
 	}
-	return d, nil
+	return d
 }
 
 // configure validates a MapController and returns its Runner, not started yet. Its resources

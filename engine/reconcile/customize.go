@@ -22,6 +22,9 @@ func (r *Runner) relatedOf(ctx context.Context, parent *unstructured.Unstructure
 	rules, err := r.related.Rules(parent, func() (map[string]any, error) {
 		return r.invoke(ctx, "customize", "", map[string]any{"controller": r.built.Object, "parent": parent.Object}, parent)
 	})
+	if err == nil {
+		err = r.confineRules(rules)
+	}
 	if err != nil {
 		r.reject(parent, "customize", "", err)
 		return nil, nil, err

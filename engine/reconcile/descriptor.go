@@ -30,6 +30,9 @@ type Descriptor struct {
 	// FieldManagerPrefix + the controller's name is the field manager of its writes, under
 	// the engine's own prefix (apply.FieldManager).
 	FieldManagerPrefix string
+	// Namespaced kinds are confined to their own namespace (Declared.Namespace): see
+	// Descriptor.NamespacedTwin.
+	Namespaced bool
 	// FinalizeDeselected finalizes a parent that stops being selected while it holds the
 	// finalizer, as it is when deleted (DecoratorController). Otherwise such a parent is left
 	// alone.
@@ -43,11 +46,26 @@ type Descriptor struct {
 	Configure func(b *Built, env Env) (*Runner, error)
 }
 
+// NamespacedTwin returns the namespaced twin of cluster-scoped kind d: the same hooks and
+// behaviour, served as resource under kind, read by read (which decodes the twin's type and
+// declares it as d's would). A twin's controllers are confined to their namespace: their
+// parents, children and inputs are objects of namespaced resources in it, their related
+// objects too, and their writes impersonate a ServiceAccount of it (reconcile.New and the
+// manager enforce this, whatever the hooks return).
+func (d *Descriptor) NamespacedTwin(kind string, resource schema.GroupVersionResource, read func(decode func(into any) error) (*Declared, error)) *Descriptor {
+	twin := *d
+	twin.Kind, twin.Resource, twin.Read, twin.Namespaced = kind, resource, read, true
+	twin.FinalizerPrefix = "metascript.dev/" + strings.ToLower(kind) + "-"
+	twin.FieldManagerPrefix = "namespaced/" + d.FieldManagerPrefix
+	return &twin
+}
+
 // Name is the kind in lower case: the prefix of every controller's name in logs, metrics,
 // work queues and compile positions (compositecontroller/NAME).
 func (d *Descriptor) Name() string { return strings.ToLower(d.Kind) }
 
-// Ref names one controller of the kind: compositecontroller/NAME.
+// Ref names one controller of the kind by its key (Declared.Key): compositecontroller/NAME,
+// namespacedcompositecontroller/NAMESPACE/NAME.
 func (d *Descriptor) Ref(name string) string { return d.Name() + "/" + name }
 
 // Primary is the hook called for a parent that is not finalizing.
@@ -78,6 +96,11 @@ type Hook struct {
 type Declared struct {
 	// Name is the controller's metadata.name.
 	Name string
+	// Namespace is the controller's metadata.namespace: set only for a namespaced kind, whose
+	// controllers are confined to it.
+	Namespace string
+	// Isolation is where the controller's inline hooks run (spec.isolation).
+	Isolation v1alpha1.Isolation
 	// Hooks are the hooks the resource defines, by name; hooks it leaves out are absent.
 	Hooks map[string]*v1alpha1.Hook
 	// Script is spec.script, the helper code the hooks share; nil when there is none.
@@ -91,6 +114,14 @@ type Declared struct {
 	Resources []ResourceRef
 	// Typed is the decoded resource: *v1alpha1.CompositeController, ... by kind.
 	Typed any
+}
+
+// Key is the controller's cache key: NAMESPACE/NAME for a namespaced kind, NAME otherwise.
+func (d *Declared) Key() string {
+	if d.Namespace == "" {
+		return d.Name
+	}
+	return d.Namespace + "/" + d.Name
 }
 
 // ResourceRef is one resource rule of a controller and the field that declares it
@@ -119,7 +150,7 @@ var CustomizeHook = Hook{Name: "customize", Request: []string{"controller", "par
 
 // FieldManager is the field manager of every write made for the controller.
 func (b *Built) FieldManager() string {
-	return apply.FieldManager(b.Descriptor.FieldManagerPrefix + b.Name)
+	return apply.FieldManager(b.Descriptor.FieldManagerPrefix + b.Key())
 }
 
 // DefinedHooks returns hooks without the ones that are not defined (nil).

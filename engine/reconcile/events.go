@@ -19,10 +19,14 @@ import (
 
 // enqueue adds the requests of lists: what an object maps to as it was and as it is. The work
 // queue keeps a request that is already waiting once, so one named twice is reconciled once.
+// A request naming a parent outside a confined controller's namespace is dropped here, the
+// one gate every route passes (confine.go).
 func (r *Runner) enqueue(lists ...[]Request) {
 	for _, list := range lists {
 		for _, req := range list {
-			r.queue.Add(req)
+			if !r.outside(req) {
+				r.queue.Add(req)
+			}
 		}
 	}
 }

@@ -18,6 +18,9 @@ import (
 // comment gives. It reads only the cache, except for one live read of the parent before its
 // first adoption. It returns when the parent asked to be reconciled again.
 func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, error) {
+	if r.outside(req) {
+		return 0, nil
+	}
 	obj, exists, err := r.parents[req.Resource].informer.Indexer().GetByKey(req.Key)
 	if err != nil || !exists {
 		return 0, err

@@ -121,7 +121,7 @@ func New(b *Built, cfg Config) (*Runner, error) {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	name := b.Descriptor.Ref(b.Name)
+	name := b.Descriptor.Ref(b.Key())
 	primary := b.Descriptor.Primary().Name
 	if b.Hooks[primary] == nil {
 		return nil, fmt.Errorf("%s: no %s hook", name, primary)
@@ -133,6 +133,11 @@ func New(b *Built, cfg Config) (*Runner, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Log = cfg.Log.With("controller", name)
+	if b.Namespace != "" {
+		if err := confineResources(b); err != nil {
+			return nil, err
+		}
+	}
 	if b.Hooks["customize"] != nil && cfg.Resolver == nil {
 		return nil, fmt.Errorf("%s: a customize hook needs a resolver", name)
 	}
@@ -140,7 +145,7 @@ func New(b *Built, cfg Config) (*Runner, error) {
 		fieldManager: b.FieldManager(), counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, b.FieldManager()),
 		overlay: newWrittenOverlay()}
 	if b.Hooks["customize"] != nil {
-		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), func(req Request) { r.queue.Add(req) })
+		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), func(req Request) { r.enqueue([]Request{req}) })
 	}
 	for _, p := range cfg.Parents {
 		r.parents = append(r.parents, parentSource{ParentResource: p})
@@ -282,8 +287,9 @@ func (r *Runner) Counts() (parents, children int) {
 		if p.informer == nil {
 			continue
 		}
-		for _, obj := range p.informer.Indexer().List() {
-			if u, ok := obj.(*unstructured.Unstructured); ok && r.cfg.Kind.Selects(i, u) {
+		for _, key := range r.parentKeys(i) {
+			obj, ok, _ := p.informer.Indexer().GetByKey(key)
+			if u, isU := obj.(*unstructured.Unstructured); ok && isU && r.cfg.Kind.Selects(i, u) {
 				parents++
 			}
 		}
@@ -363,8 +369,8 @@ func (r *Runner) resyncEvery(ctx context.Context, period time.Duration) {
 // Resync enqueues every cached parent, as each tick of the resync period does. It is safe
 // for concurrent use once Start has returned.
 func (r *Runner) Resync() {
-	for i, p := range r.parents {
-		for _, key := range p.informer.Indexer().ListKeys() {
+	for i := range r.parents {
+		for _, key := range r.parentKeys(i) {
 			r.queue.Add(Request{Resource: i, Key: key})
 		}
 	}

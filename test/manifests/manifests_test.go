@@ -243,12 +243,18 @@ func TestShippedServiceAccountMayDoWhatTheEngineDoes(t *testing.T) {
 	for _, v := range []string{"get", "list", "watch"} {
 		checks = append(checks, check{v, "metascript.dev", "compositecontrollers", ""},
 			check{v, "metascript.dev", "decoratorcontrollers", ""}, check{v, "metascript.dev", "mapcontrollers", ""},
+			check{v, "metascript.dev", "namespacedcompositecontrollers", ""},
+			check{v, "metascript.dev", "namespaceddecoratorcontrollers", ""},
+			check{v, "metascript.dev", "namespacedmapcontrollers", ""},
 			check{v, "", "configmaps", ""})
 	}
 	checks = append(checks,
 		check{"patch", "metascript.dev", "compositecontrollers", "status"},
 		check{"patch", "metascript.dev", "decoratorcontrollers", "status"},
 		check{"patch", "metascript.dev", "mapcontrollers", "status"},
+		check{"patch", "metascript.dev", "namespacedcompositecontrollers", "status"},
+		check{"patch", "metascript.dev", "namespaceddecoratorcontrollers", "status"},
+		check{"patch", "metascript.dev", "namespacedmapcontrollers", "status"},
 		check{"create", "metascript.dev", "controllerrevisions", ""}, check{"patch", "metascript.dev", "controllerrevisions", ""},
 		check{"delete", "metascript.dev", "controllerrevisions", ""}, check{"watch", "metascript.dev", "controllerrevisions", ""},
 		check{"create", "", "events", ""}, check{"patch", "", "events", ""}, check{"create", "events.k8s.io", "events", ""},

@@ -207,7 +207,7 @@ func TestFind(t *testing.T) {
 		{shared, "decoratorcontroller/only", "decoratorcontroller/only", ""},
 		{shared, "", "", "several controllers (compositecontroller/only, decoratorcontroller/only, other): name one"},
 		{shared, "nope", "", `no controller named "nope" (found: compositecontroller/only, decoratorcontroller/only, other)`},
-		{NewSet(), "", "", "no controller resource (CompositeController, DecoratorController, MapController) found"},
+		{NewSet(), "", "", "no controller resource (CompositeController, DecoratorController, MapController, NamespacedCompositeController, NamespacedDecoratorController, NamespacedMapController) found"},
 	}
 	for _, tt := range tests {
 		c, err := tt.set.Find(tt.name)
