@@ -92,7 +92,7 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 	targets, attachments := b.Resources[:len(dc.Spec.Resources)], b.Resources[len(dc.Spec.Resources):]
 	k := &kind{
 		controller:  b.Object,
-		mark:        &claim.Mark{Key: MarkAnnotation, Value: dc.Name},
+		mark:        &claim.Mark{Key: MarkAnnotation, Value: b.MarkName()},
 		hookVersion: reconcile.HookVersion(b.Declared.Hooks["sync"]),
 	}
 	for i, res := range targets {

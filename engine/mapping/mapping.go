@@ -111,7 +111,7 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		parent:      reconcile.ParentResource{Resource: parent, IgnoreStatusChanges: reconcile.Flag(mc.Spec.ParentResource.IgnoreStatusChanges)},
 		parentSel:   sel,
 		inputs:      inputs,
-		mark:        &claim.Mark{Key: ControllerLabel, Value: MarkValue(mc.Name), Label: true},
+		mark:        &claim.Mark{Key: ControllerLabel, Value: MarkValue(b.MarkName()), Label: true},
 		selectors:   selector.NewCacheSelectingAll(),
 		hookVersion: reconcile.HookVersion(b.Declared.Hooks["map"]),
 		tombstone:   b.Hooks["tombstone"] != nil,

@@ -124,6 +124,17 @@ func (d *Declared) Key() string {
 	return d.Namespace + "/" + d.Name
 }
 
+// MarkName is the controller's name as the marks it claims attachments and outputs by hold
+// it: its name, or a namespaced kind's "namespaced_"+name, which no cluster-scoped
+// controller's name can be (object names hold no underscore), so that the two never claim
+// each other's objects.
+func (d *Declared) MarkName() string {
+	if d.Namespace == "" {
+		return d.Name
+	}
+	return "namespaced_" + d.Name
+}
+
 // ResourceRef is one resource rule of a controller and the field that declares it
 // (spec.childResources[0]), for errors.
 type ResourceRef struct {

@@ -23,7 +23,7 @@ func (r *Runner) writeParent(ctx context.Context, res int, parent *unstructured.
 	case out.Decoration != nil:
 		p := r.parents[res]
 		return r.apply.Decorate(ctx, apply.Resource{GVR: p.GVR, Namespaced: p.Namespaced}, parent,
-			apply.DecorationRecord(r.built.Name), p.HasStatus, *out.Decoration)
+			apply.DecorationRecord(r.built.MarkName()), p.HasStatus, *out.Decoration)
 	case out.Status != nil || len(out.Conditions) > 0:
 		return r.replaceStatus(ctx, res, parent, statusWithConditions(parent, out.Status, out.Conditions))
 	}

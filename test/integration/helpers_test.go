@@ -155,8 +155,14 @@ func failedAfter(t *testing.T, ctl string, touch func()) {
 // current generation: its runner has started and its caches are synced.
 func waitControllerReady(t *testing.T, kind, name string) {
 	t.Helper()
+	waitControllerReadyIn(t, kind, "", name)
+}
+
+// waitControllerReadyIn is waitControllerReady for a namespaced kind's controller in ns.
+func waitControllerReadyIn(t *testing.T, kind, ns, name string) {
+	t.Helper()
 	enginetest.Eventually(t, wait, func() (bool, string) {
-		cur := env.Get(t, "metascript.dev/v1alpha1", kind, "", name)
+		cur := env.Get(t, "metascript.dev/v1alpha1", kind, ns, name)
 		g, _, _ := unstructured.NestedInt64(cur.Object, "status", "observedGeneration")
 		return g == cur.GetGeneration() && enginetest.Condition(cur, "Ready") == "True",
 			fmt.Sprintf("%s %s status %v", kind, name, cur.Object["status"])
@@ -164,7 +170,8 @@ func waitControllerReady(t *testing.T, kind, name string) {
 }
 
 // controllerKinds are the controller resources the manager runs.
-var controllerKinds = []string{"CompositeController", "DecoratorController", "MapController"}
+var controllerKinds = []string{"CompositeController", "DecoratorController", "MapController",
+	"NamespacedCompositeController", "NamespacedDecoratorController", "NamespacedMapController"}
 
 // waitManagerSettled waits until the manager runs, or has given up on, exactly the controller
 // resources that exist: a deleted controller's runner has stopped (its metric drops only
