@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -23,7 +24,8 @@ const maxReview = 8 << 20
 
 // Handler serves admission.k8s.io/v1 AdmissionReviews of controller resources: it allows a
 // CREATE or UPDATE of a controller resource the engine would run, and denies one it would
-// refuse with a message that lists every problem, each located (Check). Other operations,
+// refuse with a message that lists every problem, each located (Check). An UPDATE that leaves
+// the spec as it was (metadata only) is allowed unchecked. Other operations,
 // subresources (status) and resources that are not controller resources are allowed
 // untouched: the webhook configuration should not send them, and judging them is not this
 // handler's business. It is safe for concurrent use.
@@ -84,6 +86,10 @@ func (h *Handler) Review(r *http.Request, req *admissionv1.AdmissionRequest) *ad
 		problems = []Problem{{Err: fmt.Errorf("the object is not JSON: %v", err)}}
 	case !isObject:
 		problems = []Problem{{Err: fmt.Errorf("the object is not a JSON object")}}
+	case unchangedSpec(req, obj):
+		// Metadata only (labels, finalizers, a deletion under way): nothing the engine runs
+		// changed, and refusing would strand a controller admitted before this webhook was.
+		return &admissionv1.AdmissionResponse{Allowed: true}
 	default:
 		if kind.Namespaced && req.Namespace != "" {
 			// The API server sets the namespace before admission; a review naming it only in
@@ -127,4 +133,21 @@ func key(namespace, name string) string {
 		return name
 	}
 	return namespace + "/" + name
+}
+
+// unchangedSpec reports whether req is an UPDATE that leaves obj's spec as it was, or one of
+// an object being deleted.
+func unchangedSpec(req *admissionv1.AdmissionRequest, obj map[string]any) bool {
+	if req.Operation != admissionv1.Update {
+		return false
+	}
+	if meta, _ := obj["metadata"].(map[string]any); meta != nil && meta["deletionTimestamp"] != nil {
+		return true
+	}
+	old, err := hooks.DecodeJSON(req.OldObject.Raw)
+	if err != nil {
+		return false
+	}
+	oldObj, _ := old.(map[string]any)
+	return oldObj != nil && reflect.DeepEqual(oldObj["spec"], obj["spec"])
 }

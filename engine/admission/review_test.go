@@ -62,9 +62,21 @@ func fixtures(t *testing.T, name string) []map[string]any {
 // review posts an AdmissionReview of obj to a server running h and returns its response.
 func review(t *testing.T, srv *httptest.Server, op admissionv1.Operation, obj map[string]any, subresource string) *admissionv1.AdmissionResponse {
 	t.Helper()
+	return reviewUpdate(t, srv, op, nil, obj, subresource)
+}
+
+// reviewUpdate is review with an old object (nil: none).
+func reviewUpdate(t *testing.T, srv *httptest.Server, op admissionv1.Operation, old, obj map[string]any, subresource string) *admissionv1.AdmissionResponse {
+	t.Helper()
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var oldRaw []byte
+	if old != nil {
+		if oldRaw, err = json.Marshal(old); err != nil {
+			t.Fatal(err)
+		}
 	}
 	meta, _ := obj["metadata"].(map[string]any)
 	name, _ := meta["name"].(string)
@@ -73,7 +85,8 @@ func review(t *testing.T, srv *httptest.Server, op admissionv1.Operation, obj ma
 	in := admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request: &admissionv1.AdmissionRequest{UID: types.UID("uid-" + name), Kind: metav1.GroupVersionKind(gvk),
-			Name: name, Namespace: ns, Operation: op, SubResource: subresource, Object: runtime.RawExtension{Raw: raw}},
+			Name: name, Namespace: ns, Operation: op, SubResource: subresource, Object: runtime.RawExtension{Raw: raw},
+			OldObject: runtime.RawExtension{Raw: oldRaw}},
 	}
 	body, _ := json.Marshal(in)
 	resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(body))
@@ -187,7 +200,7 @@ func TestRefused(t *testing.T) {
 }
 
 // TestOutOfScopeIsAllowed: what the webhook configuration should not send is let through, not
-// judged: a status update, a DELETE, a resource of another kind.
+// judged: a status update, a DELETE, an update of metadata only, a resource of another kind.
 func TestOutOfScopeIsAllowed(t *testing.T) {
 	srv := newServer(t, false)
 	broken := fixtures(t, "compile-error.yaml")[0]
@@ -196,6 +209,18 @@ func TestOutOfScopeIsAllowed(t *testing.T) {
 	}
 	if resp := review(t, srv, admissionv1.Delete, broken, ""); !resp.Allowed {
 		t.Errorf("DELETE denied: %s", resp.Result.Message)
+	}
+	// A label added to a controller admitted before the webhook was.
+	labelled := fixtures(t, "compile-error.yaml")[0]
+	labelled["metadata"].(map[string]any)["labels"] = map[string]any{"team": "a"}
+	if resp := reviewUpdate(t, srv, admissionv1.Update, broken, labelled, ""); !resp.Allowed {
+		t.Errorf("metadata-only update denied: %s", resp.Result.Message)
+	}
+	// The same with the spec changed is judged.
+	edited := fixtures(t, "compile-error.yaml")[0]
+	edited["spec"].(map[string]any)["resyncPeriodSeconds"] = int64(30)
+	if resp := reviewUpdate(t, srv, admissionv1.Update, broken, edited, ""); resp.Allowed {
+		t.Error("spec update of a broken controller allowed")
 	}
 	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x", "namespace": "a"}}
 	resp := review(t, srv, admissionv1.Create, cm, "")
