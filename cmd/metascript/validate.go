@@ -21,7 +21,9 @@ scripts, as the engine would, and checks what the CRD schema cannot: that a hook
 exists in its source, that an inline hook without source has a shared script to call, that
 sources kept in ConfigMaps, and the Secrets and ConfigMaps a webhook's caBundle,
 authorization, basicAuth or clientTLS name, are found and usable (pass the files that hold
-them), and that the hooks a controller's kind requires are defined. Hooks are not called.
+them), that the hooks a controller's kind requires are defined, and that spec.serviceAccount
+and a namespaced controller's ConfigMap and Secret references stay in its namespace. These
+are the checks of 'metascript admission', offline. Hooks are not called.
 
 Controller kinds and their hooks (* required):
 ` + kindHooks(required) + `
