@@ -97,7 +97,9 @@ type Options struct {
 
 // Check decodes obj, a controller resource of kind in JSON shape, and returns every problem
 // the engine would refuse it for, in the order the engine meets them; none when it would
-// run it. It never calls a hook.
+// run it. The kind's own spec rules (Options.Resolver) are checked only when nothing else
+// is wrong: they need its hooks, and the engine stops at the first of them too. It never
+// calls a hook.
 func Check(ctx context.Context, kind *reconcile.Descriptor, obj map[string]any, opts Options) []Problem {
 	decl, err := Read(kind, obj)
 	if err != nil {

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/reconcile"
@@ -79,13 +82,17 @@ func locateUnknownField(obj map[string]any, msg string) string {
 // configure resolves the controller's resources and configures it as the manager does,
 // with nothing to run it: its error is the first the engine would report (InvalidSpec). A
 // resource not served yet is no error: the engine waits for it, and so the kind's own rules
-// cannot be checked yet either.
+// cannot be checked yet either. Nor is a discovery that fails: the controller is not at
+// fault, and the engine checks again when it builds it.
 func configure(kind *reconcile.Descriptor, decl *reconcile.Declared, obj map[string]any, opts Options) error {
 	resolved := make([]resources.Resource, len(decl.Resources))
 	for i, ref := range decl.Resources {
 		res, err := opts.Resolver.Resolve(ref.Rule.APIVersion, ref.Rule.Resource)
 		var nf *resources.NotFoundError
-		if errors.As(err, &nf) {
+		var status apierrors.APIStatus
+		var unreachable *url.Error
+		if errors.As(err, &nf) || errors.As(err, &status) || errors.As(err, &unreachable) {
+			// Not served yet, or discovery failed: nothing to hold against the controller.
 			return nil
 		}
 		if err != nil {

@@ -3,9 +3,11 @@ package admission
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +35,10 @@ var servedResources = map[string]bool{"bundles": true, "copies": true, "configma
 type fakeDiscovery struct{}
 
 func (fakeDiscovery) Resolve(apiVersion, resource string) (resources.Resource, error) {
+	if resource == "unreachable" {
+		return resources.Resource{}, fmt.Errorf("discovering %s: %w", apiVersion,
+			&url.Error{Op: "Get", URL: "https://apiserver/apis/" + apiVersion, Err: errors.New("connection refused")})
+	}
 	namespaced, ok := servedResources[resource]
 	if !ok {
 		return resources.Resource{}, &resources.NotFoundError{APIVersion: apiVersion, Resource: resource}
@@ -259,5 +265,16 @@ func TestMalformedReviews(t *testing.T) {
 	}
 	if out.Response == nil || out.Response.Allowed || !strings.Contains(out.Response.Result.Message, "not a JSON object") {
 		t.Errorf("response %+v, want denied: not a JSON object", out.Response)
+	}
+}
+
+// TestDiscoveryFailureIsNoProblem: a controller is not refused because discovery failed; the
+// engine checks its resources again when it builds it.
+func TestDiscoveryFailureIsNoProblem(t *testing.T) {
+	srv := newServer(t, true)
+	obj := fixtures(t, "cluster-scoped-child.yaml")[0]
+	obj["spec"].(map[string]any)["childResources"] = []any{map[string]any{"apiVersion": "v1", "resource": "unreachable"}}
+	if resp := review(t, srv, admissionv1.Create, obj, ""); !resp.Allowed {
+		t.Errorf("denied: %s", resp.Result.Message)
 	}
 }
