@@ -48,7 +48,7 @@ func (fakeDiscovery) Resolve(apiVersion, resource string) (resources.Resource, e
 }
 
 // fixtures returns the documents of testdata/name, as JSON objects.
-func fixtures(t *testing.T, name string) []map[string]any {
+func fixtures(t testing.TB, name string) []map[string]any {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
