@@ -88,11 +88,17 @@ type budgetFlags struct {
 }
 
 func (f *hookBudgetFlags) register(fs *flag.FlagSet) {
-	d, c := &f.defaults, &f.ceilings
+	d := &f.defaults
 	fs.DurationVar(&d.timeout, "hook-timeout", 2*time.Second, "default wall-clock budget of one hook invocation")
 	fs.Uint64Var(&d.steps, "hook-max-steps", 10_000_000, "default Starlark step budget")
 	fs.IntVar(&d.stackDepth, "hook-max-stack-depth", 200, "default call-stack depth budget")
 	fs.StringVar(&d.memory, "hook-max-memory", "64Mi", "default memory budget of one invocation")
+	f.ceilings.registerCeilings(fs)
+}
+
+// registerCeilings registers the --ceiling-hook-* flags alone: `metascript admission`
+// refuses what `run` would cap, so both take the same flags with the same defaults.
+func (c *budgetFlags) registerCeilings(fs *flag.FlagSet) {
 	fs.DurationVar(&c.timeout, "ceiling-hook-timeout", 30*time.Second, "largest wall-clock budget a controller may ask for")
 	fs.Uint64Var(&c.steps, "ceiling-hook-max-steps", 1_000_000_000, "largest Starlark step budget a controller may ask for")
 	fs.IntVar(&c.stackDepth, "ceiling-hook-max-stack-depth", 1000, "largest call-stack depth a controller may ask for")

@@ -26,6 +26,7 @@ func TestHelpKnowsEveryKind(t *testing.T) {
 		"hook test":  help(hookTest),
 		"validate":   help(validate),
 		"convert":    help(convertManifests),
+		"admission":  help(func(args []string, _, stderr io.Writer) int { return admissionCommand(args, stderr) }),
 	}
 	for name, text := range helps {
 		for _, d := range kinds.All {

@@ -5,6 +5,7 @@
 //	metascript hook test FILE...                 run hook test cases written as YAML
 //	metascript validate -f FILE...               compile every hook of every controller in FILEs
 //	metascript convert -f FILE...                rewrite Metacontroller manifests as Metascript's
+//	metascript admission [flags]                 a validating admission webhook for controller resources
 //
 // This file dispatches to the commands; the work is in engine/ and scripting/.
 package main
@@ -23,6 +24,8 @@ Usage:
   metascript validate -f FILE...                               compile every hook in FILEs
   metascript convert -f FILE... [--inline starlark|javascript] [-o OUT]
                                                                Metacontroller manifests to Metascript's
+  metascript admission --tls-cert-file FILE --tls-private-key-file FILE
+                                                               refuse at apply time what the engine would
 
 Controller kinds and their hooks (* the hook called for a parent that is not finalizing):
 ` + kindHooks(primary) + `
@@ -57,6 +60,8 @@ func dispatch(args []string) int {
 		return validate(args[1:], os.Stdout, os.Stderr)
 	case "convert":
 		return convertManifests(args[1:], os.Stdout, os.Stderr)
+	case "admission":
+		return admissionCommand(args[1:], os.Stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return 0

@@ -13,6 +13,7 @@ import (
 	"metascript.dev/metascript/cmd/metascript/internal/hooktest"
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
 	"metascript.dev/metascript/engine"
+	"metascript.dev/metascript/engine/admission"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/scripting"
 )
@@ -134,20 +135,9 @@ func located(c *manifest.Controller, part string, err error) string {
 
 func detail(c *manifest.Controller, part string, err error) string {
 	var ce *scripting.CompileError
-	if !errors.As(err, &ce) {
-		// hooks.Build names the hook in its plain errors; the part already says it.
-		return strings.TrimPrefix(describe(err), "hook "+strings.TrimPrefix(part, "hooks.")+": ")
+	if errors.As(err, &ce) {
+		return admission.Problem{Field: part, Ref: c.Ref(), Err: err}.Detail()
 	}
-	var b strings.Builder
-	if ce.File == sharedScriptName(c) && strings.HasPrefix(part, "hooks.") {
-		b.WriteString("script." + string(ce.Language) + ":")
-	}
-	if ce.Line > 0 {
-		fmt.Fprintf(&b, "%d:%d: ", ce.Line, ce.Column)
-	}
-	b.WriteString(ce.Msg)
-	return b.String()
+	// hooks.Build names the hook in its plain errors; the part already says it.
+	return strings.TrimPrefix(describe(err), "hook "+strings.TrimPrefix(part, "hooks.")+": ")
 }
-
-// sharedScriptName is the name hooks.Build compiles a controller's shared script under.
-func sharedScriptName(c *manifest.Controller) string { return c.Ref() + "/script" }

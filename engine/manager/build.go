@@ -58,7 +58,7 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 	}
 	b := &built{capped: capped}
 	env := m.env()
-	sa, err := serviceAccount(kind, decl)
+	sa, err := reconcile.ServiceAccount(kind, decl)
 	if err != nil {
 		return nil, &buildError{reason: "InvalidSpec", err: err}
 	}
@@ -88,28 +88,6 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 		return nil, &buildError{reason: "InvalidSpec", err: err}
 	}
 	return b, nil
-}
-
-// serviceAccount is the account a controller's writes impersonate: spec.serviceAccount, whose
-// namespace a cluster-scoped kind requires; a namespaced kind's controller always has one, of
-// its own namespace ("default" unless named). nil: the engine's own account.
-func serviceAccount(kind *reconcile.Descriptor, decl *reconcile.Declared) (*v1alpha1.ServiceAccountReference, error) {
-	sa := decl.ServiceAccount
-	if !kind.Namespaced {
-		if sa != nil && sa.Namespace == "" {
-			return nil, errors.New("spec.serviceAccount.namespace is required on a " + kind.Kind)
-		}
-		return sa, nil
-	}
-	name := "default"
-	if sa != nil {
-		if sa.Namespace != "" && sa.Namespace != decl.Namespace {
-			return nil, fmt.Errorf("spec.serviceAccount.namespace: %q is not the controller's namespace %q; a %s acts as an account of its own namespace",
-				sa.Namespace, decl.Namespace, kind.Kind)
-		}
-		name = sa.Name
-	}
-	return &v1alpha1.ServiceAccountReference{Namespace: decl.Namespace, Name: name}, nil
 }
 
 // close releases what a built controller holds besides its runner.

@@ -11,6 +11,7 @@ import (
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/reconcile"
 )
 
 // clusterObjects reads, when a controller is built, the keys of ConfigMaps and Secrets its
@@ -30,13 +31,7 @@ var _ hooks.SecretReader = clusterObjects{}
 
 // confine returns the namespace a reference reads from, or why it may not.
 func (c clusterObjects) confine(kind, namespace, name string) (string, error) {
-	switch {
-	case c.namespace == "":
-		return namespace, nil
-	case namespace == "" || namespace == c.namespace:
-		return c.namespace, nil
-	}
-	return "", fmt.Errorf("%s %s/%s: a namespaced controller refers to objects of its own namespace %q only", kind, namespace, name, c.namespace)
+	return reconcile.ReferenceNamespace(c.namespace, kind, namespace, name)
 }
 
 func (c clusterObjects) ConfigMapKey(ctx context.Context, ref v1alpha1.ConfigMapKeyRef) (string, error) {

@@ -1,9 +1,12 @@
 package reconcile
 
 import (
+	"errors"
 	"fmt"
 
 	"k8s.io/client-go/tools/cache"
+
+	"metascript.dev/metascript/apis/v1alpha1"
 
 	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/related"
@@ -65,4 +68,43 @@ func (r *Runner) parentKeys(res int) []string {
 		return keys
 	}
 	return idx.ListKeys()
+}
+
+// ServiceAccount is the account a controller's writes impersonate: spec.serviceAccount, whose
+// namespace a cluster-scoped kind requires; a namespaced kind's controller always has one, of
+// its own namespace ("default" unless named). nil: the engine's own account. The error names
+// the field at fault. The manager builds with it and admission checks with it, so that both
+// refuse alike.
+func ServiceAccount(kind *Descriptor, decl *Declared) (*v1alpha1.ServiceAccountReference, error) {
+	sa := decl.ServiceAccount
+	if !kind.Namespaced {
+		if sa != nil && sa.Namespace == "" {
+			return nil, errors.New("spec.serviceAccount.namespace is required on a " + kind.Kind)
+		}
+		return sa, nil
+	}
+	name := "default"
+	if sa != nil {
+		if sa.Namespace != "" && sa.Namespace != decl.Namespace {
+			return nil, fmt.Errorf("spec.serviceAccount.namespace: %q is not the controller's namespace %q; a %s acts as an account of its own namespace",
+				sa.Namespace, decl.Namespace, kind.Kind)
+		}
+		name = sa.Name
+	}
+	return &v1alpha1.ServiceAccountReference{Namespace: decl.Namespace, Name: name}, nil
+}
+
+// ReferenceNamespace returns the namespace a controller's reference to a ConfigMap or Secret
+// (kind, namespace/name) reads from, or why it may not. confined is the namespace of a
+// namespaced controller, empty for a cluster-scoped one: a confined controller's reference
+// without a namespace means its own, and one naming another is refused, so that a tenant
+// cannot have the engine read, or send to its own webhook, another namespace's Secret.
+func ReferenceNamespace(confined, kind, namespace, name string) (string, error) {
+	switch {
+	case confined == "":
+		return namespace, nil
+	case namespace == "" || namespace == confined:
+		return confined, nil
+	}
+	return "", fmt.Errorf("%s %s/%s: a namespaced controller refers to objects of its own namespace %q only", kind, namespace, name, confined)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/admission"
 	"metascript.dev/metascript/engine/kinds"
 	"metascript.dev/metascript/engine/reconcile"
 )
@@ -33,6 +34,8 @@ type Controller struct {
 	Primary string
 	// Typed is the decoded resource: *v1alpha1.CompositeController, ... by kind.
 	Typed any
+	// Declared is what the resource declares, as the engine reads it.
+	Declared *reconcile.Declared
 
 	// hooks are the defined hooks, in the order the engine builds them.
 	hooks []NamedHook
@@ -89,12 +92,12 @@ func HookNames(kindNames []string) []string {
 // decode decodes obj strictly as a controller resource of kind and describes it; File, Line
 // and Object are left to the caller.
 func decode(kind *reconcile.Descriptor, obj map[string]any) (*Controller, error) {
-	decl, err := kind.Read(func(into any) error { return decodeStrict(obj, into) })
+	decl, err := admission.Read(kind, obj)
 	if err != nil {
 		return nil, err
 	}
 	c := &Controller{Kind: kind.Kind, Descriptor: kind, Name: decl.Name, Script: decl.Script,
-		EndpointConfigs: decl.EndpointConfigs, Primary: kind.Primary().Name, Typed: decl.Typed}
+		EndpointConfigs: decl.EndpointConfigs, Primary: kind.Primary().Name, Typed: decl.Typed, Declared: decl}
 	for _, h := range kind.Hooks {
 		if def := decl.Hooks[h.Name]; def != nil {
 			c.hooks = append(c.hooks, NamedHook{Name: h.Name, Def: def, Response: h.Response})

@@ -13,13 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/cmd/metascript/internal/phrase"
+	"metascript.dev/metascript/engine/admission"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/kinds"
 	"metascript.dev/metascript/engine/reconcile"
@@ -152,57 +152,7 @@ func DecodeStrict(data []byte, v any) error {
 	return decodeStrict(obj, v)
 }
 
-func decodeStrict(obj map[string]any, v any) error {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return errors.New(locateUnknownField(obj, strings.TrimPrefix(err.Error(), "json: ")))
-	}
-	return nil
-}
-
-// locateUnknownField turns encoding/json's `unknown field "x"` into the field's path in obj
-// when exactly one key of obj is called x; otherwise msg is returned as is.
-func locateUnknownField(obj map[string]any, msg string) string {
-	name, ok := strings.CutPrefix(msg, "unknown field ")
-	if !ok {
-		return msg
-	}
-	name, err := strconv.Unquote(name)
-	if err != nil {
-		return msg
-	}
-	var paths []string
-	var walk func(at string, v any)
-	walk = func(at string, v any) {
-		switch t := v.(type) {
-		case map[string]any:
-			for k, e := range t {
-				p := k
-				if at != "" {
-					p = at + "." + k
-				}
-				if k == name {
-					paths = append(paths, p)
-				}
-				walk(p, e)
-			}
-		case []any:
-			for i, e := range t {
-				walk(fmt.Sprintf("%s[%d]", at, i), e)
-			}
-		}
-	}
-	walk("", obj)
-	if len(paths) != 1 {
-		return msg
-	}
-	return "unknown field " + paths[0]
-}
+func decodeStrict(obj map[string]any, v any) error { return admission.DecodeStrict(obj, v) }
 
 type document struct {
 	line int // 1-based line of the document's first line

@@ -1,0 +1,195 @@
+// Package admission runs `metascript admission`'s handler behind a real kube-apiserver: the
+// shipped ValidatingWebhookConfiguration, pointed at the handler on loopback, makes the API
+// server refuse a controller the engine would refuse, with the located message.
+package admission
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"metascript.dev/metascript/engine"
+	"metascript.dev/metascript/engine/admission"
+	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/test/controlplane"
+	"metascript.dev/metascript/test/enginetest"
+)
+
+var cp *controlplane.ControlPlane
+
+func TestMain(m *testing.M) {
+	var err error
+	if cp, err = controlplane.Start(controlplane.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cp.Stop()
+	os.Exit(code)
+}
+
+// serveTLS serves h over HTTPS on 127.0.0.1 with a certificate of a CA made for the test,
+// and returns the server and the CA's PEM.
+func serveTLS(t *testing.T, h http.Handler) (*httptest.Server, []byte) {
+	t.Helper()
+	key := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	caKey, serverKey := key(), key()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "admission test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	serverDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{SerialNumber: big.NewInt(2),
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}, ca, &serverKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{serverDER}, PrivateKey: serverKey}}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+}
+
+// shippedWebhook is manifests/admission's ValidatingWebhookConfiguration, its clientConfig
+// pointed at url with caBundle instead of the in-cluster Service.
+func shippedWebhook(t *testing.T, url string, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	t.Helper()
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "manifests", "admission", "validatingwebhookconfiguration.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	for i := range cfg.Webhooks {
+		cfg.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle}
+	}
+	return &cfg
+}
+
+func controllers(t *testing.T) map[string]*unstructured.Unstructured {
+	out := map[string]*unstructured.Unstructured{}
+	for _, u := range enginetest.ObjectsFromFile(t, filepath.Join("testdata", "controllers.yaml")) {
+		out[u.GetName()] = u
+	}
+	return out
+}
+
+func TestAPIServerRefusesWhatTheEngineWould(t *testing.T) {
+	ctx := context.Background()
+	dc, err := discovery.NewDiscoveryClientForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, caPEM := serveTLS(t, &admission.Handler{Options: admission.Options{
+		Compiler: engine.NewRuntime(scripting.Options{}), Resolver: resources.NewResolver(dc)}})
+	kube := kubernetes.NewForConfigOrDie(cp.Config)
+	cfg, err := kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx,
+		shippedWebhook(t, srv.URL+"/validate", caPEM), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, cfg.Name, metav1.DeleteOptions{})
+	})
+
+	dyn := dynamic.NewForConfigOrDie(cp.Config)
+	gvr := func(u *unstructured.Unstructured) dynamic.ResourceInterface {
+		r := dyn.Resource(schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1",
+			Resource: strings.ToLower(u.GetKind()) + "s"})
+		if ns := u.GetNamespace(); ns != "" {
+			return r.Namespace(ns)
+		}
+		return r
+	}
+	create := func(u *unstructured.Unstructured, dryRun bool) error {
+		opts := metav1.CreateOptions{}
+		if dryRun {
+			opts.DryRun = []string{metav1.DryRunAll}
+		}
+		_, err := gvr(u).Create(ctx, u.DeepCopy(), opts)
+		return err
+	}
+	cs := controllers(t)
+	const located = "spec.hooks.sync.starlark.source: 2:25:"
+	// The configuration takes effect once the API server's webhook informer has it: probe
+	// with a dry run of the broken controller (sideEffects: None lets dry runs through)
+	// until it is refused.
+	enginetest.Eventually(t, 30*time.Second, func() (bool, string) {
+		err := create(cs["broken"], true)
+		return err != nil && strings.Contains(err.Error(), located), fmt.Sprintf("dry run: %v", err)
+	})
+
+	err = create(cs["broken"], false)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), located) ||
+		!strings.Contains(err.Error(), `admission webhook "controllers.admission.metascript.dev" denied the request`) {
+		t.Errorf("creating the broken controller: %v; want 422 Invalid from the webhook, located at %s", err, located)
+	}
+	if _, err := gvr(cs["broken"]).Get(ctx, "broken", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the broken controller exists: get = %v", err)
+	}
+
+	if err := create(cs["good"], false); err != nil {
+		t.Fatalf("creating the good controller: %v", err)
+	}
+	t.Cleanup(func() { gvr(cs["good"]).Delete(ctx, "good", metav1.DeleteOptions{}) })
+
+	// Editing it into the broken one is refused too (UPDATE).
+	good, err := gvr(cs["good"]).Get(ctx, "good", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good.Object["spec"] = cs["broken"].Object["spec"]
+	if _, err := gvr(good).Update(ctx, good, metav1.UpdateOptions{}); !strings.Contains(fmt.Sprint(err), located) {
+		t.Errorf("updating the good controller with a broken hook: %v; want refused at %s", err, located)
+	}
+
+	err = create(cs["escape"], false)
+	const scoped = "spec.childResources[0]: namespaces is cluster-scoped"
+	if !strings.Contains(fmt.Sprint(err), scoped) {
+		t.Errorf("creating a namespaced controller of a cluster-scoped child: %v; want refused: %s", err, scoped)
+	}
+}
