@@ -15,9 +15,12 @@ SCALE_PARENTS = $(if $(filter file,$(origin PARENTS)),2000,$(PARENTS))
 SCALE_CHILDREN = $(if $(filter file,$(origin CHILDREN)),5,$(CHILDREN))
 # e.g. SCALE_FLAGS='-pprof' (CPU profiles), '-floor-apply' or '-floor-child-writers=8' (floor variants)
 SCALE_FLAGS ?=
+# bench-tenants' controller counts, one run each; e.g. TENANTS_FLAGS='-pprof' (CPU and heap profiles)
+TENANTS ?= 100,1000,5000
+TENANTS_FLAGS ?=
 
 .PHONY: help build generate controlplane cluster-up cluster-down demo test test-unit test-race \
-        test-integration test-e2e vet bench bench-hooks bench-engine bench-converge bench-map bench-scale clean
+        test-integration test-e2e vet bench bench-hooks bench-engine bench-converge bench-map bench-scale bench-tenants clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -69,6 +72,9 @@ bench-converge: controlplane ## PARENTS x CHILDREN from cold start vs a bare cli
 
 bench-scale: controlplane ## PARENTS x CHILDREN (default 2000 x 5): the engine as a process vs the client-go floor, by the audit log and CPU
 	$(GO) test -count=1 -timeout 120m -run '^TestScale$$' -v ./test/scale/ -parents=$(SCALE_PARENTS) -children=$(SCALE_CHILDREN) $(SCALE_FLAGS)
+
+bench-tenants: controlplane ## TENANTS controllers (default 100,1000,5000) on one parent resource, one parent each: converge CPU and wall time, idle CPU, peak RSS, requests
+	$(GO) test -count=1 -timeout 180m -run '^TestTenants$$' -v ./test/tenants/ -controllers=$(TENANTS) $(TENANTS_FLAGS)
 
 bench-map: controlplane ## a MapController with INPUTS inputs under one parent: cold start vs bare client-go, one-input changes
 	$(GO) test -count=1 -timeout 30m -run '^TestMapBench$$' -v ./test/mapbench/ -inputs=$(INPUTS)

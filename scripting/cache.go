@@ -32,6 +32,15 @@ type cacheEntry struct {
 // caller of a key inserts a pending entry and compiles outside the lock; later callers of
 // the same key wait on that entry. An entry evicted while pending still completes for those
 // already waiting on it.
+//
+// The bound applies to the cache's references only, never to programs in use: Compile hands
+// each caller the Program itself, which a running controller keeps for its life, and
+// eviction only drops the cache's reference (no program is closed or invalidated). So a
+// controller whose program was evicted keeps running the program it compiled; what eviction
+// costs is one compile more when the same source is compiled again (an edit, another
+// controller with the same source). With more live distinct sources than the bound (5,000
+// controllers), live programs are held by their controllers, not the cache, and the cache
+// holds the most recently compiled ones.
 type compileCache struct {
 	size int // <0: no caching
 

@@ -200,6 +200,9 @@ func (k *kind) roll(cc *v1alpha1.CompositeController, parent resources.Resource,
 	return nil
 }
 
+// ParentSelector is spec.parentResource.labelSelector (reconcile.LabelSelected).
+func (k *kind) ParentSelector(int) labels.Selector { return k.parentSel }
+
 func (k *kind) Selects(_ int, parent *unstructured.Unstructured) bool {
 	return k.parentSel.Matches(labels.Set(parent.GetLabels()))
 }

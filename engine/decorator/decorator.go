@@ -164,6 +164,9 @@ type kind struct {
 	hookVersion v1alpha1.HookVersion
 }
 
+// ParentSelector is spec.resources[res].labelSelector (reconcile.LabelSelected).
+func (k *kind) ParentSelector(res int) labels.Selector { return k.targets[res].labels }
+
 func (k *kind) Selects(res int, obj *unstructured.Unstructured) bool {
 	t := k.targets[res]
 	if !t.labels.Matches(labels.Set(obj.GetLabels())) {

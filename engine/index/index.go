@@ -9,6 +9,10 @@
 //     or "<ns>/*" for selectors without matchLabels. An orphan finds candidate parents by
 //     looking up one key per label it carries, plus "<ns>/*".
 //   - UID (parents): the object's UID, for generated selectors and ControllerRef checks.
+//   - Label (parents): one key per label, "<k>=<v>". A controller started late finds the
+//     parents its selector's equality requirement names (engine/reconcile's router).
+//   - Finalizer (parents): one key per finalizer. A controller started late finds the parents
+//     that still hold its finalizer.
 //
 // Index functions read *unstructured.Unstructured objects and never modify them.
 package index
@@ -26,6 +30,8 @@ const (
 	OrphanNamespace = "metascript/orphan-namespace"
 	SelectorTerm    = "metascript/selector-term"
 	UID             = "metascript/uid"
+	Label           = "metascript/label"
+	Finalizer       = "metascript/finalizer"
 )
 
 // AllNamespaces is the OrphanNamespace key under which every namespaced orphan is also
@@ -51,6 +57,38 @@ func RegisterParentIndexes(inf Informer) error {
 		return err
 	}
 	return inf.EnsureIndex(UID, uid)
+}
+
+// RegisterRouteIndexes adds Label and Finalizer to a parent informer.
+func RegisterRouteIndexes(inf Informer) error {
+	if err := inf.EnsureIndex(Label, labelTerms); err != nil {
+		return err
+	}
+	return inf.EnsureIndex(Finalizer, finalizers)
+}
+
+// LabelKey is the Label key of one label.
+func LabelKey(key, value string) string { return key + "=" + value }
+
+func labelTerms(obj any) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	lbls := u.GetLabels()
+	keys := make([]string, 0, len(lbls))
+	for k, v := range lbls {
+		keys = append(keys, LabelKey(k, v))
+	}
+	return keys, nil
+}
+
+func finalizers(obj any) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	return u.GetFinalizers(), nil
 }
 
 // ControllerRef returns the object's ControllerRef, or nil.

@@ -27,6 +27,7 @@ type Informer struct {
 	stop     chan struct{}
 	refs     int
 	indexMu  sync.Mutex
+	attached map[string]any // under indexMu
 }
 
 // Indexer is the informer's indexed store.
@@ -45,6 +46,28 @@ func (i *Informer) EnsureIndex(name string, fn cache.IndexFunc) error {
 		return nil
 	}
 	return i.informer.AddIndexers(cache.Indexers{name: fn})
+}
+
+// Attach returns what is attached to the informer under name, making it on first use with
+// make, whose handler is then registered on the informer for as long as it runs: the one
+// handler through which a package fans events out to its own subscribers (engine/reconcile's
+// router), instead of one handler, goroutine and buffer per subscriber. Attach is safe for
+// concurrent use; make runs at most once per name and informer.
+func (i *Informer) Attach(name string, make func() (any, cache.ResourceEventHandler)) (any, error) {
+	i.indexMu.Lock()
+	defer i.indexMu.Unlock()
+	if v, ok := i.attached[name]; ok {
+		return v, nil
+	}
+	v, h := make()
+	if _, err := i.informer.AddEventHandler(h); err != nil {
+		return nil, err
+	}
+	if i.attached == nil {
+		i.attached = map[string]any{}
+	}
+	i.attached[name] = v
+	return v, nil
 }
 
 // AddEventHandler registers h; the returned registration is removed by RemoveEventHandler.

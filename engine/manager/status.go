@@ -108,9 +108,23 @@ func (m *Manager) refreshStatuses(ctx context.Context) {
 			if !exists {
 				continue
 			}
-			if err := m.writeStatus(ctx, k, obj.(*unstructured.Unstructured), statusOK(r.runner, r.capped)); err != nil {
+			u := obj.(*unstructured.Unstructured)
+			if countsCurrent(u, r.runner) {
+				continue // the rest of the status changes only when the runner is replaced
+			}
+			if err := m.writeStatus(ctx, k, u, statusOK(r.runner, r.capped)); err != nil {
 				m.opts.Log.Info("controller status not written", "controller", m.ref(k), "error", err.Error())
 			}
 		}
 	}
+}
+
+// countsCurrent reports whether the controller's status already holds the runner's counts and
+// is of its generation: then a refresh has nothing to write, and skips building the status.
+func countsCurrent(u *unstructured.Unstructured, r *reconcile.Runner) bool {
+	parents, children := r.Counts()
+	p, _, _ := unstructured.NestedInt64(u.Object, "status", "parents")
+	c, _, _ := unstructured.NestedInt64(u.Object, "status", "children")
+	g, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	return p == int64(parents) && c == int64(children) && g == u.GetGeneration()
 }

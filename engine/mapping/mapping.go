@@ -182,6 +182,9 @@ type kind struct {
 	memos       *memos
 }
 
+// ParentSelector is spec.parentResource.labelSelector (reconcile.LabelSelected).
+func (k *kind) ParentSelector(int) labels.Selector { return k.parentSel }
+
 func (k *kind) Selects(_ int, parent *unstructured.Unstructured) bool {
 	return k.parentSel.Matches(labels.Set(parent.GetLabels()))
 }

@@ -200,7 +200,7 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 				if other := r.foreign(i, d, claimant); other != "" {
 					r.warn(parent, "ChildConflict", fmt.Errorf("%s exists and belongs to %s; leaving it alone",
 						r.children[i].Describe(d), other))
-					r.overlay.waitFor(i, d.GetNamespace(), d.GetName(), req)
+					r.waitFor(i, d.GetNamespace(), d.GetName(), req)
 					continue
 				}
 			}

@@ -34,8 +34,12 @@ func (r *Runner) enqueue(lists ...[]Request) {
 func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 	ignoreStatus := r.parents[res].IgnoreStatusChanges
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { r.enqueue(r.parentRequest(res, obj)) },
+		AddFunc: func(obj any) {
+			r.track(res, obj)
+			r.enqueue(r.parentRequest(res, obj))
+		},
 		UpdateFunc: func(old, cur any) {
+			r.track(res, cur)
 			if ignoreStatus && onlyStatusChanged(old, cur) {
 				return
 			}
@@ -49,7 +53,7 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 		DeleteFunc: func(obj any) {
 			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 			if err == nil {
-				r.setCount(Request{Resource: res, Key: key}, 0, true)
+				r.setSelected(Request{Resource: res, Key: key}, false)
 			}
 			if u, ok := informers.Object(obj); ok {
 				if r.cfg.Watches.Forget != nil {
@@ -64,6 +68,20 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 			}
 		},
 	}
+}
+
+// track records whether the controller selects a parent as it is now, for Counts.
+func (r *Runner) track(res int, obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	key, err := cache.MetaNamespaceKeyFunc(u)
+	if err != nil {
+		return
+	}
+	req := Request{Resource: res, Key: key}
+	r.setSelected(req, !r.outside(req) && r.cfg.Kind.Selects(res, u))
 }
 
 // parentRequest is the request of a parent the controller selects, or of one that still

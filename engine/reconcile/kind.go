@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/engine/apply"
@@ -64,6 +65,14 @@ type Kind interface {
 	// returns them with what makes an outcome of their answers. The skeleton makes the
 	// calls; an error here is reported like an invalid answer and writes nothing.
 	Ask(d *Gathered) (Asked, error)
+}
+
+// LabelSelected is implemented by a Kind whose Selects(resource, parent) is false unless
+// ParentSelector(resource) matches the parent's labels: the runner's router then hands it
+// only the events of parents that carry one of the values of the selector's first equality
+// requirement (see router.go). A Kind without it hears every parent event.
+type LabelSelected interface {
+	ParentSelector(resource int) labels.Selector
 }
 
 // Asked is a kind's decision for one parent, waiting for the hooks' answers.

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
@@ -77,6 +76,8 @@ type parentSource struct {
 type childSource struct {
 	protocol.ChildRule
 	informer *informers.Informer
+	sub      *childSub // its subscription to the informer's router
+	router   *router
 }
 
 // Runner reconciles the parents of one controller. Start and Stop are called once each.
@@ -89,28 +90,25 @@ type Runner struct {
 	// fieldManager is the field manager of every write made for the controller.
 	fieldManager string
 
-	parents    []parentSource
-	children   []childSource
-	inputs     []*informers.Informer
-	apply      *apply.Applier
-	queue      workqueue.TypedRateLimitingInterface[Request]
-	regs       []registration
-	cancel     context.CancelFunc
-	workers    sync.WaitGroup
-	background sync.WaitGroup
-	stopping   atomic.Bool
-	calls      chan struct{}             // a slot per hook call in progress; nil: no bound
-	released   atomic.Bool               // releaseAll ran
-	related    *related.Tracker[Request] // nil without a customize hook
-	overlay    *writtenOverlay
+	parents     []parentSource
+	children    []childSource
+	inputs      []*informers.Informer
+	apply       *apply.Applier
+	queue       workqueue.TypedRateLimitingInterface[Request]
+	unsubscribe []func() // from the routers, in releaseAll
+	cancel      context.CancelFunc
+	workers     sync.WaitGroup
+	background  sync.WaitGroup
+	stopping    atomic.Bool
+	calls       chan struct{}             // a slot per hook call in progress; nil: no bound
+	released    atomic.Bool               // releaseAll ran
+	related     *related.Tracker[Request] // nil without a customize hook
+	overlay     *writtenOverlay
 
 	countsMu sync.Mutex
-	counts   map[Request]int // parent → claimed children after its last reconcile
-}
-
-type registration struct {
-	inf *informers.Informer
-	reg cache.ResourceEventHandlerRegistration
+	selected map[Request]bool // parents the controller selects, kept by their events
+	counts   map[Request]int  // parent → claimed children after its last reconcile
+	claimed  int              // the sum of counts
 }
 
 // New returns the Runner of controller b, configured by its kind as cfg, not started yet.
@@ -142,7 +140,7 @@ func New(b *Built, cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("%s: a customize hook needs a resolver", name)
 	}
 	r := &Runner{cfg: cfg, built: b, calls: callSlots(cfg.HookCalls), name: name, primary: primary, finalizer: b.Descriptor.FinalizerPrefix + b.Name,
-		fieldManager: b.FieldManager(), counts: map[Request]int{}, apply: apply.NewWithManager(cfg.Client, b.FieldManager()),
+		fieldManager: b.FieldManager(), counts: map[Request]int{}, selected: map[Request]bool{}, apply: apply.NewWithManager(cfg.Client, b.FieldManager()),
 		overlay: newWrittenOverlay()}
 	if b.Hooks["customize"] != nil {
 		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), func(req Request) { r.enqueue([]Request{req}) })
@@ -195,20 +193,8 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 		synced = append(synced, inf.HasSynced)
 	}
-	for i, inf := range r.inputs {
-		if err := r.addHandler(inf, r.inputHandler(r.cfg.Watches.Inputs[i].Map)); err != nil {
-			return fail(err)
-		}
-	}
-	for i := range r.parents {
-		if err := r.addHandler(r.parents[i].informer, r.parentHandler(i)); err != nil {
-			return fail(err)
-		}
-	}
-	for i := range r.children {
-		if err := r.addHandler(r.children[i].informer, r.childHandler(i)); err != nil {
-			return fail(err)
-		}
+	if err := r.subscribe(); err != nil {
+		return fail(err)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return fail(fmt.Errorf("caches of %s did not sync: %w", r.name, ctx.Err()))
@@ -253,8 +239,8 @@ func (r *Runner) releaseAll() {
 	if !r.released.CompareAndSwap(false, true) {
 		return
 	}
-	for _, reg := range r.regs {
-		_ = reg.inf.RemoveEventHandler(reg.reg)
+	for _, unsubscribe := range r.unsubscribe {
+		unsubscribe()
 	}
 	for i := range r.parents {
 		if r.parents[i].informer != nil {
@@ -271,45 +257,89 @@ func (r *Runner) releaseAll() {
 	}
 }
 
-func (r *Runner) addHandler(inf *informers.Informer, h cache.ResourceEventHandler) error {
-	reg, err := inf.AddEventHandler(h)
-	if err != nil {
-		return err
+// subscribe subscribes the runner's handlers to the routers of its informers: inputs,
+// parents, then children, whose owners' routers the child subscriptions name.
+func (r *Runner) subscribe() error {
+	for i, inf := range r.inputs {
+		rt, err := routerOf(inf)
+		if err != nil {
+			return err
+		}
+		s := &inputSub{h: r.inputHandler(r.cfg.Watches.Inputs[i].Map)}
+		rt.subscribeInput(s)
+		r.unsubscribe = append(r.unsubscribe, func() { rt.unsubscribeInput(s) })
 	}
-	r.regs = append(r.regs, registration{inf: inf, reg: reg})
+	var owners []ownerRoute
+	for i, p := range r.parents {
+		rt, err := routerOf(p.informer)
+		if err != nil {
+			return err
+		}
+		s := &parentSub{r: r, h: r.parentHandler(i), ns: r.built.Namespace, final: r.finalizer}
+		if k, ok := r.cfg.Kind.(LabelSelected); ok {
+			s.labels = selectorLabels(k.ParentSelector(i))
+		}
+		if err := rt.subscribeParent(s); err != nil {
+			return err
+		}
+		r.unsubscribe = append(r.unsubscribe, func() { rt.unsubscribeParent(s) })
+		owners = append(owners, ownerRoute{gk: p.GVK.GroupKind(), namespaced: p.Namespaced, parents: rt})
+	}
+	for i := range r.children {
+		rt, err := routerOf(r.children[i].informer)
+		if err != nil {
+			return err
+		}
+		s := &childSub{r: r, rule: i, h: r.childHandler(i), owners: owners, adopts: r.cfg.Watches.Orphans != nil}
+		rt.subscribeChild(s)
+		r.children[i].sub = s
+		r.children[i].router = rt
+		r.unsubscribe = append(r.unsubscribe, func() { rt.unsubscribeChild(s) })
+	}
 	return nil
 }
 
-// Counts returns how many parents the controller selects and how many children they
-// claimed at their last reconcile.
-func (r *Runner) Counts() (parents, children int) {
-	for i, p := range r.parents {
-		if p.informer == nil {
-			continue
-		}
-		for _, key := range r.parentKeys(i) {
-			obj, ok, _ := p.informer.Indexer().GetByKey(key)
-			if u, isU := obj.(*unstructured.Unstructured); ok && isU && r.cfg.Kind.Selects(i, u) {
-				parents++
-			}
-		}
+// waitFor records that parent req wants the name of child rule's object namespace/name,
+// which another object holds: that object's deletion reaches the runner.
+func (r *Runner) waitFor(rule int, namespace, name string, req Request) {
+	r.overlay.waitFor(rule, namespace, name, req)
+	if c := r.children[rule]; c.router != nil {
+		c.router.wait(c.sub, namespace, name)
 	}
+}
+
+// Counts returns how many parents the controller selects and how many children they
+// claimed at their last reconcile. Both are kept up to date by the runner's own events and
+// reconciles, so that asking costs nothing however many parents the informer caches.
+func (r *Runner) Counts() (parents, children int) {
 	r.countsMu.Lock()
 	defer r.countsMu.Unlock()
-	for _, n := range r.counts {
-		children += n
+	return len(r.selected), r.claimed
+}
+
+// setSelected records whether the controller selects the parent of req.
+func (r *Runner) setSelected(req Request, selected bool) {
+	r.countsMu.Lock()
+	defer r.countsMu.Unlock()
+	if selected {
+		r.selected[req] = true
+		return
 	}
-	return parents, children
+	delete(r.selected, req)
+	r.claimed -= r.counts[req]
+	delete(r.counts, req)
 }
 
 func (r *Runner) setCount(req Request, n int, forget bool) {
 	r.countsMu.Lock()
 	defer r.countsMu.Unlock()
+	r.claimed -= r.counts[req]
 	if forget {
 		delete(r.counts, req)
 		return
 	}
 	r.counts[req] = n
+	r.claimed += n
 }
 
 func (r *Runner) processNext(ctx context.Context) bool {

@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"metascript.dev/metascript/test/controlplane"
+	"metascript.dev/metascript/test/engineproc"
 	"metascript.dev/metascript/test/enginetest"
 )
 
@@ -157,7 +158,7 @@ type bench struct {
 	admin           dynamic.Interface
 	audit           *auditLog
 	apiserver, etcd int // process IDs
-	engine          *engineProcess
+	engine          *engineproc.Process
 	pprofDir        string // where -pprof's profiles go
 }
 
@@ -174,21 +175,21 @@ func (b *bench) mark() mark {
 	b.t.Helper()
 	m := mark{at: time.Now()}
 	var err error
-	if m.apiserver, err = cpuSeconds(b.apiserver); err != nil {
+	if m.apiserver, err = engineproc.CPUSeconds(b.apiserver); err != nil {
 		b.t.Fatal(err)
 	}
-	if m.etcd, err = cpuSeconds(b.etcd); err != nil {
+	if m.etcd, err = engineproc.CPUSeconds(b.etcd); err != nil {
 		b.t.Fatal(err)
 	}
 	if b.engine != nil {
-		if m.engine, err = cpuSeconds(b.engine.cmd.Process.Pid); err != nil {
+		if m.engine, err = engineproc.CPUSeconds(b.engine.Pid()); err != nil {
 			b.t.Fatal(err)
 		}
 	}
-	if m.self, err = cpuSeconds(os.Getpid()); err != nil {
+	if m.self, err = engineproc.CPUSeconds(os.Getpid()); err != nil {
 		b.t.Fatal(err)
 	}
-	if m.busy, m.steal, err = machineCPU(); err != nil {
+	if m.busy, m.steal, err = engineproc.MachineCPU(); err != nil {
 		b.t.Fatal(err)
 	}
 	if m.audit, err = b.audit.size(); err != nil {
@@ -225,7 +226,7 @@ func run(t *testing.T, p params) *result {
 	built := make(chan error, 1)
 	go func() {
 		var err error
-		bin, err = buildEngine(dir)
+		bin, err = engineproc.Build(dir)
 		built <- err
 	}()
 	root, err := controlplane.RepoRoot()
@@ -357,13 +358,13 @@ func run(t *testing.T, p params) *result {
 	b.read(b.mark())
 	start = b.mark()
 	obs.begin(ctx)
-	if b.engine, err = startEngine(bin, dir, kubeconfig, p.workers, p.pprof); err != nil {
+	if b.engine, err = engineproc.Start(bin, dir, kubeconfig, p.workers, p.pprof); err != nil {
 		t.Fatal(err)
 	}
-	defer b.engine.stop()
+	defer b.engine.Stop()
 	if p.pprof {
 		file := filepath.Join(b.pprofDir, "engine.cpu.pprof")
-		go func() { profiled <- b.engine.profile(ctx, profileSeconds, file) }()
+		go func() { profiled <- b.engine.Profile(ctx, profileSeconds, file) }()
 		r.profiles = append(r.profiles, file, b.profileAPIServer(ctx, "engine", profiled))
 	}
 	phaseCtx, phaseCancel = context.WithTimeout(ctx, timeout)
@@ -374,7 +375,7 @@ func run(t *testing.T, p params) *result {
 			s, p.parents, c, p.parents*p.children)
 	})
 	converged := b.mark()
-	if r.peakRSS, err = peakRSS(b.engine.cmd.Process.Pid); err != nil {
+	if r.peakRSS, err = engineproc.PeakRSS(b.engine.Pid()); err != nil {
 		t.Fatal(err)
 	}
 	r.engine.first, r.engine.took, r.engine.samples = obs.result()
@@ -402,7 +403,7 @@ func run(t *testing.T, p params) *result {
 	start = b.mark()
 	if p.pprof {
 		file := filepath.Join(b.pprofDir, "engine.resync.cpu.pprof")
-		go func() { profiled <- b.engine.profile(ctx, resyncProfileSeconds, file) }()
+		go func() { profiled <- b.engine.Profile(ctx, resyncProfileSeconds, file) }()
 		r.profiles = append(r.profiles, file)
 	}
 	generation := b.editHook(ctx)
@@ -417,10 +418,10 @@ func run(t *testing.T, p params) *result {
 	r.resync.costs(start, end)
 	r.resync.requests = b.read(end)
 	r.resyncReconciles = b.reconciles(ctx) - before
-	if r.peakRSSEnd, err = peakRSS(b.engine.cmd.Process.Pid); err != nil {
+	if r.peakRSSEnd, err = engineproc.PeakRSS(b.engine.Pid()); err != nil {
 		t.Fatal(err)
 	}
-	r.engineLog = b.engine.logTail()
+	r.engineLog = b.engine.LogTail()
 	_, _, writes := requestTotals(r.resync.requests[engineUser], func(res string) bool { return res != "compositecontrollers/status" })
 	if writes != 0 {
 		t.Errorf("a no-op resync of %d converged parents made %d writes, want 0:\n%s",
@@ -439,9 +440,9 @@ func (b *bench) await(ctx context.Context, done <-chan struct{}, msg func() stri
 		case <-done:
 			return
 		case <-ctx.Done():
-			b.t.Fatalf("%s: %v; the engine's log ends:\n%s", msg(), ctx.Err(), b.engine.logTail())
+			b.t.Fatalf("%s: %v; the engine's log ends:\n%s", msg(), ctx.Err(), b.engine.LogTail())
 		case <-tick.C:
-			if err := b.engine.running(); err != nil {
+			if err := b.engine.Running(); err != nil {
 				b.t.Fatalf("%s: %v", msg(), err)
 			}
 		}
@@ -455,10 +456,10 @@ func (b *bench) settle(ctx context.Context) mark {
 	var last []float64
 	quiet := b.mark()
 	for {
-		if err := b.engine.running(); err != nil {
+		if err := b.engine.Running(); err != nil {
 			b.t.Fatal(err)
 		}
-		v, err := b.engine.metric(ctx, `metascript_workqueue_depth{name="`+queue+`"}`,
+		v, err := b.engine.Metric(ctx, `metascript_workqueue_depth{name="`+queue+`"}`,
 			`metascript_reconciles_total{controller="`+queue+`",result="success"}`,
 			`metascript_reconciles_total{controller="`+queue+`",result="error"}`)
 		if err != nil {
@@ -482,7 +483,7 @@ func (b *bench) settle(ctx context.Context) mark {
 // reconciles is the engine's count of successful reconciles of the controller.
 func (b *bench) reconciles(ctx context.Context) float64 {
 	b.t.Helper()
-	v, err := b.engine.metric(ctx, `metascript_reconciles_total{controller="`+queue+`",result="success"}`)
+	v, err := b.engine.Metric(ctx, `metascript_reconciles_total{controller="`+queue+`",result="success"}`)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -530,7 +531,7 @@ func (b *bench) waitResynced(ctx context.Context, generation int64, want float64
 		if g == generation && n >= want {
 			return
 		}
-		if err := b.engine.running(); err != nil {
+		if err := b.engine.Running(); err != nil {
 			b.t.Fatal(err)
 		}
 		select {

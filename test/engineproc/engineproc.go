@@ -1,4 +1,8 @@
-package scale
+// Package engineproc runs the engine as its own process (`metascript run`, built for the
+// benchmark) and measures it from /proc: CPU time, peak RSS, its /metrics, CPU profiles.
+// The benchmarks that compare the engine's cost across runs (test/scale, test/tenants) share
+// it so that they measure the same way.
+package engineproc
 
 import (
 	"bufio"
@@ -20,8 +24,8 @@ import (
 	"metascript.dev/metascript/test/controlplane"
 )
 
-// buildEngine builds cmd/metascript into dir.
-func buildEngine(dir string) (string, error) {
+// Build builds cmd/metascript into dir.
+func Build(dir string) (string, error) {
 	root, err := controlplane.RepoRoot()
 	if err != nil {
 		return "", err
@@ -35,9 +39,9 @@ func buildEngine(dir string) (string, error) {
 	return bin, nil
 }
 
-// engineProcess is `metascript run` running as its own process, so that its CPU time and
+// Process is `metascript run` running as its own process, so that its CPU time and
 // memory are its own.
-type engineProcess struct {
+type Process struct {
 	cmd       *exec.Cmd
 	log       string // file holding its stderr
 	metrics   string // URL of /metrics
@@ -46,24 +50,24 @@ type engineProcess struct {
 	err       error // of Wait, once exited is closed
 }
 
-// startEngine runs bin against the cluster of kubeconfig with workers workers and an
+// Start runs bin against the cluster of kubeconfig with workers workers and an
 // unlimited client rate.
-func startEngine(bin, dir, kubeconfig string, workers int, pprof bool) (*engineProcess, error) {
-	metricsAddr, err := freeAddr()
+func Start(bin, dir, kubeconfig string, workers int, pprof bool) (*Process, error) {
+	metricsAddr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	healthAddr, err := freeAddr()
+	healthAddr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
 	args := []string{"run", "--kubeconfig", kubeconfig, "--workers", strconv.Itoa(workers),
 		"--qps", "1e6", "--burst", "1000000", "--log-level", "warn",
 		"--metrics-addr", metricsAddr, "--health-addr", healthAddr}
-	e := &engineProcess{log: filepath.Join(dir, "engine.log"), metrics: "http://" + metricsAddr + "/metrics",
+	e := &Process{log: filepath.Join(dir, "engine.log"), metrics: "http://" + metricsAddr + "/metrics",
 		exited: make(chan struct{})}
 	if pprof {
-		if e.pprofAddr, err = freeAddr(); err != nil {
+		if e.pprofAddr, err = FreeAddr(); err != nil {
 			return nil, err
 		}
 		args = append(args, "--pprof-addr", e.pprofAddr)
@@ -86,8 +90,8 @@ func startEngine(bin, dir, kubeconfig string, workers int, pprof bool) (*engineP
 	return e, nil
 }
 
-// stop sends SIGTERM and waits for the engine to exit, killing it after 30 seconds.
-func (e *engineProcess) stop() {
+// Stop sends SIGTERM and waits for the engine to exit, killing it after 30 seconds.
+func (e *Process) Stop() {
 	select {
 	case <-e.exited:
 		return
@@ -102,17 +106,24 @@ func (e *engineProcess) stop() {
 	}
 }
 
-// running returns an error, with the end of the engine's log, once the engine has exited.
-func (e *engineProcess) running() error {
+// Running returns an error, with the end of the engine's log, once the engine has exited.
+func (e *Process) Running() error {
 	select {
 	case <-e.exited:
-		return fmt.Errorf("the engine exited: %v; its log ends:\n%s", e.err, e.logTail())
+		return fmt.Errorf("the engine exited: %v; its log ends:\n%s", e.err, e.LogTail())
 	default:
 		return nil
 	}
 }
 
-func (e *engineProcess) logTail() string {
+// Pid is the engine's process ID.
+func (e *Process) Pid() int { return e.cmd.Process.Pid }
+
+// PprofAddr is the address of the engine's pprof server; empty unless started with pprof.
+func (e *Process) PprofAddr() string { return e.pprofAddr }
+
+// LogTail is the end of the engine's log.
+func (e *Process) LogTail() string {
 	data, _ := os.ReadFile(e.log)
 	if len(data) > 4000 {
 		data = data[len(data)-4000:]
@@ -120,10 +131,10 @@ func (e *engineProcess) logTail() string {
 	return string(data)
 }
 
-// metric reads the engine's /metrics and returns the value of each series named in want
+// Metric reads the engine's /metrics and returns the value of each series named in want
 // (name and labels as the text format writes them, such as
 // `metascript_workqueue_depth{name="compositecontroller/scale"}`); a series not there is 0.
-func (e *engineProcess) metric(ctx context.Context, want ...string) ([]float64, error) {
+func (e *Process) Metric(ctx context.Context, want ...string) ([]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.metrics, nil)
 	if err != nil {
 		return nil, err
@@ -152,9 +163,9 @@ func (e *engineProcess) metric(ctx context.Context, want ...string) ([]float64, 
 	return out, sc.Err()
 }
 
-// profile saves a CPU profile of seconds seconds from the engine's pprof server to file,
+// Profile saves a CPU profile of seconds seconds from the engine's pprof server to file,
 // waiting for the server to listen first.
-func (e *engineProcess) profile(ctx context.Context, seconds int, file string) error {
+func (e *Process) Profile(ctx context.Context, seconds int, file string) error {
 	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.pprofAddr, seconds)
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -173,14 +184,76 @@ func (e *engineProcess) profile(ctx context.Context, seconds int, file string) e
 			}
 			return os.WriteFile(file, data, 0o644)
 		}
-		if ctx.Err() != nil || e.running() != nil {
+		if ctx.Err() != nil || e.Running() != nil {
 			return err
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-func freeAddr() (string, error) {
+// Heap saves a heap profile from the engine's pprof server to file.
+func (e *Process) Heap(ctx context.Context, file string) error {
+	url := fmt.Sprintf("http://%s/debug/pprof/heap", e.pprofAddr)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, data, 0o644)
+}
+
+// MetricSum reads the engine's /metrics and returns, for each metric name in names, the sum
+// of all its series (every label value); a metric not there is 0.
+func (e *Process) MetricSum(ctx context.Context, names ...string) ([]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.metrics, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", e.metrics, resp.Status)
+	}
+	out := make([]float64, len(names))
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		for i, n := range names {
+			rest, ok := strings.CutPrefix(line, n)
+			if !ok || rest == "" || rest[0] != '{' && rest[0] != ' ' {
+				continue
+			}
+			f := strings.Fields(rest[strings.LastIndexByte(rest, '}')+1:])
+			if len(f) == 0 {
+				continue
+			}
+			v, err := strconv.ParseFloat(f[0], 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", line, err)
+			}
+			out[i] += v
+		}
+	}
+	return out, sc.Err()
+}
+
+// FreeAddr is a local TCP address free to listen on.
+func FreeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -193,8 +266,8 @@ func freeAddr() (string, error) {
 // on every Linux the benchmark runs on.
 const clockTicks = 100
 
-// cpuSeconds is the user plus system CPU time a process has used, from /proc/<pid>/stat.
-func cpuSeconds(pid int) (float64, error) {
+// CPUSeconds is the user plus system CPU time a process has used, from /proc/<pid>/stat.
+func CPUSeconds(pid int) (float64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
@@ -217,8 +290,8 @@ func cpuSeconds(pid int) (float64, error) {
 	return float64(utime+stime) / clockTicks, nil
 }
 
-// peakRSS is a process's peak resident set size in bytes (VmHWM in /proc/<pid>/status).
-func peakRSS(pid int) (int64, error) {
+// PeakRSS is a process's peak resident set size in bytes (VmHWM in /proc/<pid>/status).
+func PeakRSS(pid int) (int64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -235,10 +308,10 @@ func peakRSS(pid int) (int64, error) {
 	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
 }
 
-// machineCPU is the CPU time every processor of the machine has spent busy, and the time
+// MachineCPU is the CPU time every processor of the machine has spent busy, and the time
 // the hypervisor gave to other guests (steal), in seconds, from /proc/stat: with the
 // processes measured subtracted, what else ran on the machine meanwhile.
-func machineCPU() (busy, steal float64, err error) {
+func MachineCPU() (busy, steal float64, err error) {
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, 0, err
