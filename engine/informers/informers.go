@@ -48,6 +48,16 @@ func (i *Informer) EnsureIndex(name string, fn cache.IndexFunc) error {
 	return i.informer.AddIndexers(cache.Indexers{name: fn})
 }
 
+// HasIndex reports whether the informer has the named index. Safe to call from event
+// handlers while another goroutine adds an index (the indexer's own map of index functions
+// is not: client-go hands it out unguarded).
+func (i *Informer) HasIndex(name string) bool {
+	i.indexMu.Lock()
+	defer i.indexMu.Unlock()
+	_, ok := i.informer.GetIndexer().GetIndexers()[name]
+	return ok
+}
+
 // Attach returns what is attached to the informer under name, making it on first use with
 // make, whose handler is then registered on the informer for as long as it runs: the one
 // handler through which a package fans events out to its own subscribers (engine/reconcile's

@@ -317,7 +317,7 @@ func (rt *router) childSubs(out map[*childSub]bool, u *unstructured.Unstructured
 		}
 		// An orphan: the parents whose spec.selector it may match (index.SelectorTerm), or
 		// every adopting subscriber when a parent informer has no such index.
-		if _, ok := idx.GetIndexers()[index.SelectorTerm]; !ok {
+		if !parents.inf.HasIndex(index.SelectorTerm) {
 			everyAdopter = true
 			continue
 		}
