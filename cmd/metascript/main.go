@@ -57,6 +57,8 @@ func dispatch(args []string) int {
 		return validate(args[1:], os.Stdout, os.Stderr)
 	case "convert":
 		return convertManifests(args[1:], os.Stdout, os.Stderr)
+	case hookWorkerCommand: // hidden: the isolated tier's worker process
+		return hookWorker()
 	case "-h", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return 0
