@@ -19,7 +19,10 @@ type WorkerError struct {
 }
 
 func (e *WorkerError) Error() string {
-	msg := fmt.Sprintf("%s hook's worker process died", e.Language)
+	msg := "a hook's worker process died"
+	if e.Language != "" {
+		msg = fmt.Sprintf("%s hook's worker process died", e.Language)
+	}
 	if e.Limit != "" {
 		msg += " past its " + e.Limit + " limit"
 	}

@@ -35,7 +35,13 @@ func TestHostileCallsIsolated(t *testing.T) {
 		{"name_bomb", "k8s.name: result too large"},
 		{"shared_argument_bomb", "budget:" + scripting.BudgetOutput + "|budget:" + scripting.BudgetMemory},
 	}
-	pool, r := newPool(t, isolated.Options{})
+	// metascript run's default limit; the race detector's shadow memory and sync.Pool drops
+	// (see stdlib/hostile_test.go) need far more address space.
+	limit := int64(512 << 20)
+	if raceEnabled {
+		limit = 8 << 30
+	}
+	pool, r := newPool(t, isolated.Options{MemoryLimit: limit})
 	for _, l := range languages {
 		t.Run(string(l.lang), func(t *testing.T) {
 			prog, err := pool.Compile(l.lang, "hostile"+l.ext, source(t, "../../stdlib/testdata/hostile"+l.ext))

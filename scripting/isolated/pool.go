@@ -159,9 +159,6 @@ func New(opts Options) (*Pool, error) {
 	return p, nil
 }
 
-// Ceilings is the most any invocation may use, as the engine's Runtime.
-func (p *Pool) Ceilings() scripting.Budget { return p.policy.Ceilings() }
-
 // Close kills every worker and waits for each to end; calls in flight fail with a
 // *scripting.WorkerError, later calls with ErrClosed. It is safe to call more than once.
 func (p *Pool) Close() error {

@@ -48,6 +48,12 @@ type worker struct {
 
 // start starts the worker of slot and waits for it to be ready: its limits are set.
 func (p *Pool) start(slot int) (*worker, error) {
+	p.mu.Lock()
+	closed := p.isClosed
+	p.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
 	w := &worker{slot: slot, frames: make(chan frame), stderr: &keepHead{}, known: map[programKey]bool{}}
 	cfg := workerConfig{Defaults: p.opts.Defaults, Ceilings: p.opts.Ceilings}
 	cmd := p.opts.Command()
