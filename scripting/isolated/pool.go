@@ -73,7 +73,8 @@ type Options struct {
 
 // MinMemoryLimit is the least MemoryLimit a Pool accepts: what a healthy worker adds to its
 // start-up address space while it runs the benchmarks' sync hooks at 1000 children in both
-// languages is about 100 MiB (measured, floor_test.go), heap and thread stacks included.
+// languages is about 210 MiB (measured, floor_test.go: heap arenas, reserved 64 MiB at a
+// time, and thread stacks included), and it runs them under this limit.
 const MinMemoryLimit = 256 << 20
 
 // Pool runs isolated hook calls in worker processes. It implements hooks.Compiler. It is safe
