@@ -19,12 +19,14 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"metascript.dev/metascript/engine/fairshare"
+	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/identity"
 	"metascript.dev/metascript/engine/informers"
 	"metascript.dev/metascript/engine/manager"
 	"metascript.dev/metascript/engine/metrics"
 	"metascript.dev/metascript/engine/resources"
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/isolated"
 	"metascript.dev/metascript/scripting/javascript"
 	"metascript.dev/metascript/scripting/starlark"
 )
@@ -49,6 +51,10 @@ type Options struct {
 	Log            *slog.Logger
 	// Metrics defaults to a new registry.
 	Metrics *metrics.Metrics
+	// Isolated configures the isolated tier, which runs the inline hooks of controllers with
+	// spec.isolation: Process in worker processes; Workers 0 runs none, and such controllers
+	// are refused. Its budget policy (Defaults, Ceilings), metrics and log are the engine's.
+	Isolated isolated.Options
 }
 
 // Engine is a configured, not yet running engine.
@@ -57,6 +63,7 @@ type Engine struct {
 	Runtime *scripting.Runtime
 
 	opts        Options
+	isolated    *isolated.Pool // nil without an isolated tier
 	broadcaster record.EventBroadcaster
 	factory     *informers.Factory
 	manager     *manager.Manager
@@ -94,12 +101,20 @@ func New(opts Options) (*Engine, error) {
 		st := e.Runtime.Stats()
 		return st.Hits, st.Misses, st.Evictions, st.Entries
 	})
+	var isolatedCompiler hooks.Compiler
+	if opts.Isolated.Workers > 0 {
+		if e.isolated, err = newIsolated(opts); err != nil {
+			return nil, err
+		}
+		isolatedCompiler = e.isolated
+	}
 	e.manager = manager.New(manager.Options{
 		Dynamic:   dyn,
 		Kube:      kube,
 		Resolver:  resources.NewResolver(kube.Discovery()),
 		Informers: e.factory,
 		Compiler:  e.Runtime,
+		Isolated:  isolatedCompiler,
 		Ceilings:  e.Runtime.Ceilings(),
 		Recorder:  e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"}),
 		Identities: &identity.Source{Config: opts.Config,
@@ -115,6 +130,19 @@ func New(opts Options) (*Engine, error) {
 	return e, nil
 }
 
+// newIsolated starts the isolated tier's pool under the engine's budget policy.
+func newIsolated(opts Options) (*isolated.Pool, error) {
+	io := opts.Isolated
+	io.Defaults, io.Ceilings, io.Log = opts.Defaults, opts.Ceilings, opts.Log
+	io.Restarted = func(reason string) { opts.Metrics.IsolatedRestarts.WithLabelValues(reason).Inc() }
+	io.Called = func(outcome string) { opts.Metrics.IsolatedCalls.WithLabelValues(outcome).Inc() }
+	pool, err := isolated.New(io)
+	if err != nil {
+		return nil, fmt.Errorf("isolated tier: %w", err)
+	}
+	return pool, nil
+}
+
 // budget is the shared budget of n concurrent reconciles, or nil for none.
 func budget(n int) *fairshare.Budget {
 	if n <= 0 {
@@ -127,8 +155,12 @@ func budget(n int) *fairshare.Budget {
 func (e *Engine) Ready() bool { return e.manager.Ready() }
 
 // Run runs the engine until ctx ends; then it stops taking work, lets in-flight reconciles
-// finish, stops the informers and flushes Events. It is called once.
+// finish, stops the informers, flushes Events and ends the isolated tier's workers. It is
+// called once.
 func (e *Engine) Run(ctx context.Context) error {
+	if e.isolated != nil {
+		defer e.isolated.Close()
+	}
 	defer e.broadcaster.Shutdown()
 	defer e.factory.Shutdown()
 	return e.manager.Run(ctx)

@@ -62,6 +62,8 @@ func dispatch(args []string) int {
 		return convertManifests(args[1:], os.Stdout, os.Stderr)
 	case "admission":
 		return admissionCommand(args[1:], os.Stderr)
+	case hookWorkerCommand: // hidden: the isolated tier's worker process
+		return hookWorker()
 	case "-h", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return 0

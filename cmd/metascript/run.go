@@ -35,6 +35,7 @@ type engineFlags struct {
 	logLevel       string
 	cacheSize      int
 	budgets        hookBudgetFlags
+	isolated       isolatedFlags
 	shutdownGrace  time.Duration
 	statusInterval time.Duration
 }
@@ -64,6 +65,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&f.cacheSize, "compile-cache-size", 512, "compiled programs kept in memory")
 	f.budgets.register(fs)
+	f.isolated.register(fs)
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight reconciles may run after SIGTERM")
 	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "how often controller status counts are refreshed")
 	if err := fs.Parse(args); err != nil {
@@ -118,6 +120,10 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	isolatedOpts, err := f.isolated.options(log)
+	if err != nil {
+		return err
+	}
 	eng, err := engine.New(engine.Options{
 		Config:         cfg,
 		Workers:        f.workers,
@@ -128,6 +134,7 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 		Ceilings:       ceilings,
 		StatusInterval: f.statusInterval,
 		Log:            log,
+		Isolated:       isolatedOpts,
 	})
 	if err != nil {
 		return err

@@ -52,7 +52,11 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 			return nil, &buildError{reason: "InvalidSpec", err: fmt.Errorf("spec.hooks.%s is required", h.Name)}
 		}
 	}
-	invokers, capped, err := m.compile(ctx, kind.Ref(decl.Key()), decl, kind.Hooks)
+	compiler, err := m.compilerFor(decl)
+	if err != nil {
+		return nil, err
+	}
+	invokers, capped, err := m.compile(ctx, kind.Ref(decl.Key()), decl, kind.Hooks, compiler)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +126,7 @@ func (m *Manager) resolve(field string, rule v1alpha1.ResourceRule) (resources.R
 // reported together: as ReferenceNotFound when they are all webhook settings naming a
 // missing Secret, ConfigMap or key, InvalidWebhookConfig when they are all unusable webhook
 // settings, CompileError otherwise.
-func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Declared, defs []reconcile.Hook) (map[string]hooks.Invoker, []string, error) {
+func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Declared, defs []reconcile.Hook, compiler hooks.Compiler) (map[string]hooks.Invoker, []string, error) {
 	invokers := map[string]hooks.Invoker{}
 	var capped []string
 	var joined []error
@@ -132,7 +136,7 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 			continue
 		}
 		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: decl.Script,
-			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs}, m.opts.Compiler, clusterObjects{kube: m.opts.Kube, namespace: decl.Namespace})
+			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs}, compiler, clusterObjects{kube: m.opts.Kube, namespace: decl.Namespace})
 		if err != nil {
 			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
 			continue
@@ -146,6 +150,19 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 		return nil, nil, hookErrors(joined)
 	}
 	return invokers, capped, nil
+}
+
+// compilerFor is what compiles a controller's inline hooks: the isolated tier for
+// spec.isolation: Process, the engine's runtime otherwise. Webhook hooks use neither.
+func (m *Manager) compilerFor(decl *reconcile.Declared) (hooks.Compiler, error) {
+	if decl.Isolation != v1alpha1.IsolationProcess {
+		return m.opts.Compiler, nil
+	}
+	if m.opts.Isolated == nil {
+		return nil, &buildError{reason: "InvalidSpec",
+			err: errors.New("spec.isolation: Process: this engine runs no isolated tier (metascript run --isolated-workers)")}
+	}
+	return m.opts.Isolated, nil
 }
 
 // hookErrors is the buildError of the hooks that failed to build.

@@ -44,6 +44,9 @@ type Options struct {
 	Resolver  *resources.Resolver
 	Informers *informers.Factory
 	Compiler  hooks.Compiler
+	// Isolated compiles the inline hooks of controllers with spec.isolation: Process (the
+	// isolated tier, scripting/isolated); nil refuses such controllers.
+	Isolated hooks.Compiler
 	// Ceilings are the most any hook invocation may use; a controller asking for more is
 	// told so in its status (BudgetsCapped).
 	Ceilings scripting.Budget

@@ -12,6 +12,8 @@
 //	metascript_workqueue_work_duration_seconds{name}
 //	metascript_controllers{state}                                  running|failed
 //	metascript_compile_cache_{hits,misses,evictions}_total, metascript_compile_cache_entries
+//	metascript_isolated_worker_restarts_total{reason}              memory|cpu|timeout|cancelled|crash
+//	metascript_isolated_calls_total{outcome}                       success|error|worker
 package metrics
 
 import (
@@ -34,6 +36,10 @@ type Metrics struct {
 	BudgetExhausted   *prometheus.CounterVec
 	ChildOperations   *prometheus.CounterVec
 	Controllers       *prometheus.GaugeVec
+	// IsolatedRestarts and IsolatedCalls count the isolated tier's worker replacements by
+	// reason and its calls by outcome (scripting/isolated).
+	IsolatedRestarts *prometheus.CounterVec
+	IsolatedCalls    *prometheus.CounterVec
 
 	queueDepth    *prometheus.GaugeVec
 	queueAdds     *prometheus.CounterVec
@@ -73,6 +79,10 @@ func New() *Metrics {
 		Help: "Writes of children by operation."}, []string{"controller", "operation"})
 	m.Controllers = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "metascript_controllers",
 		Help: "Controller resources by state."}, []string{"state"})
+	m.IsolatedRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_isolated_worker_restarts_total",
+		Help: "Isolated-tier worker processes replaced, by reason."}, []string{"reason"})
+	m.IsolatedCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_isolated_calls_total",
+		Help: "Isolated-tier hook calls by outcome: success, error (the hook failed), worker (its worker died)."}, []string{"outcome"})
 	q := func(name, help string) prometheus.Opts {
 		return prometheus.Opts{Name: "metascript_workqueue_" + name, Help: help}
 	}
@@ -86,7 +96,7 @@ func New() *Metrics {
 	m.queueWork = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "metascript_workqueue_work_duration_seconds",
 		Help: "Time processing an item.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}, []string{"name"})
 	for _, c := range []prometheus.Collector{m.Reconciles, m.ReconcileDuration, m.HookInvocations, m.HookDuration,
-		m.BudgetExhausted, m.ChildOperations, m.Controllers, m.queueDepth, m.queueAdds, m.queueRetries,
+		m.BudgetExhausted, m.ChildOperations, m.Controllers, m.IsolatedRestarts, m.IsolatedCalls, m.queueDepth, m.queueAdds, m.queueRetries,
 		m.queueUnfinish, m.queueLongest, m.queueLatency, m.queueWork} {
 		f(c)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -18,7 +19,49 @@ import (
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/scripting/internal/benchsync"
 	"metascript.dev/metascript/scripting/internal/hooktest"
+	"metascript.dev/metascript/scripting/isolated"
 )
+
+// workerEnv makes this test binary an isolated-tier worker (`metascript hook-worker`).
+const workerEnv = "METASCRIPT_BENCH_ISOLATED_WORKER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) == "1" {
+		os.Exit(isolated.Serve(os.Stdin, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+// isolatedPool starts the isolated tier with one worker, this binary re-executed, under
+// the defaults of metascript run (512Mi per worker).
+func isolatedPool(t testing.TB) *isolated.Pool {
+	t.Helper()
+	p, err := isolated.New(isolated.Options{Workers: 1, MemoryLimit: 512 << 20, CPUTime: 30 * time.Second,
+		Command: func() *exec.Cmd {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), workerEnv+"=1")
+			return cmd
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// isolatedFixture compiles testdata/<file> in the isolated tier.
+func isolatedFixture(t testing.TB, p *isolated.Pool, lang scripting.Language, file string) scripting.Program {
+	t.Helper()
+	src, err := os.ReadFile("testdata/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := p.Compile(lang, file, string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog
+}
 
 // inlineHooks are the sync logic of the benchmarks in each inline language.
 var inlineHooks = []struct {
@@ -44,6 +87,7 @@ func TestSyncMatchesGo(t *testing.T) {
 		t.Fatalf("the Go floor returns\n%s\nwant testdata/sync-2.json\n%s", got, want)
 	}
 	rt := engine.NewRuntime(scripting.Options{})
+	pool := isolatedPool(t)
 	received := make(chan []byte, 1) // the body of the last request, one request at a time
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
@@ -67,6 +111,12 @@ func TestSyncMatchesGo(t *testing.T) {
 				t.Fatal(err)
 			}
 			got[string(lang.lang)] = v
+			v, err = isolatedFixture(t, pool, lang.lang, lang.file).Call(context.Background(),
+				scripting.Invocation{Function: "sync", Request: req})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got["isolated-"+string(lang.lang)] = v
 		}
 		v, err := web.Invoke(context.Background(), req, nil)
 		if err != nil {
@@ -128,9 +178,12 @@ func webhookServer() *httptest.Server {
 }
 
 // BenchmarkSync compares one sync call per implementation; names are
-// Sync/<impl>/children=<n> with impl in {go, starlark, javascript, webhook}.
+// Sync/<impl>/children=<n> with impl in {go, starlark, javascript, webhook,
+// isolated-starlark, isolated-javascript}. The isolated cases run in one worker process of
+// the isolated tier; their allocations are the engine's side only.
 func BenchmarkSync(b *testing.B) {
 	rt := engine.NewRuntime(scripting.Options{})
+	pool := isolatedPool(b)
 	srv := webhookServer()
 	defer srv.Close()
 	web := &hooks.Webhook{URL: srv.URL, Timeout: 10 * time.Second, Client: srv.Client()}
@@ -150,6 +203,16 @@ func BenchmarkSync(b *testing.B) {
 			name string
 			call func(ctx context.Context, req map[string]any) error
 		}{string(lang.lang), func(ctx context.Context, req map[string]any) error {
+			_, err := prog.Call(ctx, scripting.Invocation{Function: "sync", Request: req})
+			return err
+		}})
+	}
+	for _, lang := range inlineHooks {
+		prog := isolatedFixture(b, pool, lang.lang, lang.file)
+		impls = append(impls, struct {
+			name string
+			call func(ctx context.Context, req map[string]any) error
+		}{"isolated-" + string(lang.lang), func(ctx context.Context, req map[string]any) error {
 			_, err := prog.Call(ctx, scripting.Invocation{Function: "sync", Request: req})
 			return err
 		}})

@@ -27,6 +27,7 @@ import (
 
 	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/scripting/isolated"
 	"metascript.dev/metascript/test/controlplane"
 )
 
@@ -58,6 +59,10 @@ type Options struct {
 	// the engine is built: to wrap its transport, impersonate a user, or set QPS and Burst.
 	// The Env's own clients keep the unmodified config.
 	EngineConfig func(*rest.Config)
+	// Isolated configures the engine's isolated tier; none when Workers is 0.
+	Isolated isolated.Options
+	// Ceilings, when set, replace the engine's budget ceilings.
+	Ceilings *scripting.Budget
 }
 
 // Start starts a control plane and the engine. Call Stop when done (TestMain).
@@ -91,6 +96,10 @@ func Start(opts Options) (*Env, error) {
 	if opts.EngineConfig != nil {
 		opts.EngineConfig(engineConfig)
 	}
+	ceilings := scripting.Budget{Timeout: 10 * time.Second, MaxSteps: 100_000_000, MaxStackDepth: 1000, MaxMemory: 256 << 20}
+	if opts.Ceilings != nil {
+		ceilings = *opts.Ceilings
+	}
 	eng, err := engine.New(engine.Options{
 		Config:         engineConfig,
 		Workers:        opts.Workers,
@@ -98,9 +107,10 @@ func Start(opts Options) (*Env, error) {
 		MaxHookCalls:   8,  // and the bound of each controller's hook calls
 		CacheSize:      128,
 		Defaults:       scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 10_000_000, MaxStackDepth: 200, MaxMemory: 64 << 20},
-		Ceilings:       scripting.Budget{Timeout: 10 * time.Second, MaxSteps: 100_000_000, MaxStackDepth: 1000, MaxMemory: 256 << 20},
+		Ceilings:       ceilings,
 		StatusInterval: 500 * time.Millisecond,
 		Log:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		Isolated:       opts.Isolated,
 	})
 	if err != nil {
 		cp.Stop()

@@ -1,0 +1,5 @@
+//go:build !race
+
+package isolated_test
+
+const raceEnabled = false
