@@ -2,7 +2,7 @@
 // runs beside it in the same engine, against a real kube-apiserver and etcd.
 //
 //	make bench-neighbors PARENTS=200 CHILDREN=3
-//	go test -count=1 -run '^TestNeighbors$' -v ./test/neighbors/ -parents=200 -children=3 -noisy=50 -runs=3 [-pprof=DIR]
+//	go test -count=1 -run '^TestNeighbors$' -v ./test/neighbors/ -parents=200 -children=3 -noisy=50 -runs=3 [-qps=50 -burst=100] [-pprof=DIR]
 //
 // The healthy controller (testdata/healthy.yaml) converges PARENTS Fanouts × CHILDREN
 // ConfigMaps: the time from creating the first parent to every child present and every
@@ -11,7 +11,8 @@
 // on each of its NOISY parents, with a resync that keeps it burning. The rounds interleave
 // (alone, beside Starlark, beside JavaScript, and again), so that a drift of the machine
 // affects every configuration alike. The engine runs in-process with metascript run's
-// defaults (workers, shared reconcile budget, hook-call bound, hook budgets, client QPS).
+// defaults (workers, shared reconcile budget, hook-call bound, hook budgets, client QPS), or
+// with -qps and -burst a faster client, with which the healthy controller is bound by CPU.
 //
 // Numbers are logged, never asserted. Without -parents (or METASCRIPT_NEIGHBORS=1) only
 // TestNeighborsSmoke runs: one small round, which checks that both controllers do what they
@@ -50,6 +51,8 @@ var (
 	flagChildren = flag.Int("children", 3, "ConfigMap children per healthy parent")
 	flagNoisy    = flag.Int("noisy", 50, "the noisy controller's parents")
 	flagRuns     = flag.Int("runs", 3, "rounds: each configuration is measured once per round")
+	flagQPS      = flag.Float64("qps", 50, "the engine's client QPS (metascript run's default); at 50 the healthy controller's writes are bound by it, not by CPU")
+	flagBurst    = flag.Int("burst", 100, "the engine's client Burst (metascript run's default)")
 	flagPprof    = flag.String("pprof", "", "directory for a CPU profile of the engine's process during each configuration's first run")
 )
 
@@ -66,10 +69,11 @@ const (
 	noisyJS       = "noisy-javascript"
 )
 
-// engineOptions are metascript run's defaults (cmd/metascript/run.go and flags.go).
-func engineOptions(cfg *rest.Config, m *metrics.Metrics) engine.Options {
+// engineOptions are metascript run's defaults (cmd/metascript/run.go and flags.go),
+// but for the client's QPS and Burst, p's.
+func engineOptions(cfg *rest.Config, m *metrics.Metrics, p params) engine.Options {
 	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = 50, 100
+	cfg.QPS, cfg.Burst = float32(p.qps), p.burst
 	return engine.Options{
 		Config:         cfg,
 		Workers:        4,
@@ -88,6 +92,8 @@ type params struct {
 	parents, children, noisy, runs int
 	pprofDir                       string
 	timeout                        time.Duration // of the whole run
+	qps                            float64
+	burst                          int
 }
 
 // configuration is one way the healthy controller runs: alone, or beside a noisy one.
@@ -114,7 +120,7 @@ func TestNeighbors(t *testing.T) {
 	if !set {
 		t.Skip("the neighbours benchmark runs with -parents=N or METASCRIPT_NEIGHBORS=1 (make bench-neighbors)")
 	}
-	p := params{*flagParents, *flagChildren, *flagNoisy, *flagRuns, *flagPprof, 60 * time.Minute}
+	p := params{*flagParents, *flagChildren, *flagNoisy, *flagRuns, *flagPprof, 60 * time.Minute, *flagQPS, *flagBurst}
 	results, _ := run(t, p)
 	report(t, p, results)
 }
@@ -123,7 +129,7 @@ func TestNeighbors(t *testing.T) {
 // converges beside each noisy one, whose parents fail on their budget, get a
 // HookBudgetExceeded Event, and no status.
 func TestNeighborsSmoke(t *testing.T) {
-	p := params{parents: 10, children: 2, noisy: 3, runs: 1, timeout: 2 * time.Minute}
+	p := params{parents: 10, children: 2, noisy: 3, runs: 1, timeout: 2 * time.Minute, qps: 50, burst: 100}
 	results, noisy := run(t, p)
 	report(t, p, results)
 	for _, c := range configurations {
@@ -163,7 +169,7 @@ func run(t *testing.T, p params) (map[string][]measurement, map[string]measureme
 		t.Fatal(err)
 	}
 	m := metrics.New()
-	eng, err := engine.New(engineOptions(cp.Config, m))
+	eng, err := engine.New(engineOptions(cp.Config, m, p))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +195,8 @@ func run(t *testing.T, p params) (map[string][]measurement, map[string]measureme
 		t.Fatal(err)
 	}
 
-	t.Logf("neighbours: healthy %d Fanouts × %d ConfigMaps; noisy %d Burners, resync 5s; %d rounds; engine as metascript run's defaults (4 workers, --max-reconciles 16, --max-hook-calls 8, hook timeout 2s, 10M steps, QPS 50)",
-		p.parents, p.children, p.noisy, p.runs)
+	t.Logf("neighbours: healthy %d Fanouts × %d ConfigMaps; noisy %d Burners, resync 5s; %d rounds; engine as metascript run's defaults (4 workers, --max-reconciles 16, --max-hook-calls 8, hook timeout 2s, 10M steps) but QPS %g, Burst %d",
+		p.parents, p.children, p.noisy, p.runs, p.qps, p.burst)
 	// A first, unmeasured convergence: so that the first configuration measured does not pay
 	// for what happens once (the hook's compilation, connections, the API server's caches).
 	converge(t, ctx, admin, m, "warm-up", params{parents: 10, children: p.children}, configurations[0], apiserver)
