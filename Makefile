@@ -13,6 +13,11 @@ CONVERGE_FLAGS ?=
 # bench-scale's own default scale, unless PARENTS or CHILDREN is given (command line or environment)
 SCALE_PARENTS = $(if $(filter file,$(origin PARENTS)),2000,$(PARENTS))
 SCALE_CHILDREN = $(if $(filter file,$(origin CHILDREN)),5,$(CHILDREN))
+# bench-neighbors' own defaults, unless PARENTS or CHILDREN is given
+NEIGHBORS_PARENTS = $(if $(filter file,$(origin PARENTS)),200,$(PARENTS))
+NEIGHBORS_CHILDREN = $(if $(filter file,$(origin CHILDREN)),3,$(CHILDREN))
+# e.g. NEIGHBORS_FLAGS='-noisy=50 -runs=5 -pprof=/tmp/neighbors' (CPU profiles of the engine)
+NEIGHBORS_FLAGS ?=
 # e.g. SCALE_FLAGS='-pprof' (CPU profiles), '-floor-apply' or '-floor-child-writers=8' (floor variants)
 SCALE_FLAGS ?=
 # bench-tenants' controller counts, one run each; e.g. TENANTS_FLAGS='-pprof' (CPU and heap profiles)
@@ -20,7 +25,8 @@ TENANTS ?= 100,1000,5000
 TENANTS_FLAGS ?=
 
 .PHONY: help build generate controlplane cluster-up cluster-down demo test test-unit test-race \
-        test-integration test-e2e vet bench bench-hooks bench-engine bench-converge bench-map bench-scale bench-tenants clean
+        test-integration test-e2e vet bench bench-hooks bench-engine bench-converge bench-map bench-scale bench-tenants \
+        bench-neighbors clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -78,6 +84,9 @@ bench-tenants: controlplane ## TENANTS controllers (default 100,1000,5000) on on
 
 bench-map: controlplane ## a MapController with INPUTS inputs under one parent: cold start vs bare client-go, one-input changes
 	$(GO) test -count=1 -timeout 30m -run '^TestMapBench$$' -v ./test/mapbench/ -inputs=$(INPUTS)
+
+bench-neighbors: controlplane ## a healthy controller (PARENTS x CHILDREN, default 200 x 3) alone and beside one whose hooks burn their whole budget
+	$(GO) test -count=1 -timeout 60m -run '^TestNeighbors$$' -v ./test/neighbors/ -parents=$(NEIGHBORS_PARENTS) -children=$(NEIGHBORS_CHILDREN) $(NEIGHBORS_FLAGS)
 
 clean: ## remove build outputs (keeps the control-plane cache)
 	rm -rf bin

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +43,10 @@ type Options struct {
 	MaxReconciles int
 	// MaxHookCalls bounds each controller's hook calls at once; 0 for no bound.
 	MaxHookCalls int
+	// InlineCallSlots bounds the inline (Starlark and JavaScript) hook calls of all
+	// controllers at once, each controller holding no more than its fair share of them while
+	// others call (engine/fairshare Slots); 0 for GOMAXPROCS, negative for no bound.
+	InlineCallSlots int
 	// CacheSize bounds the compiled-program cache.
 	CacheSize int
 	// Defaults apply to hooks that set no budget; Ceilings cap what any controller asks for.
@@ -123,6 +128,7 @@ func New(opts Options) (*Engine, error) {
 		Log:            opts.Log,
 		Workers:        opts.Workers,
 		Budget:         budget(opts.MaxReconciles),
+		Cores:          cores(opts.InlineCallSlots),
 		HookCalls:      opts.MaxHookCalls,
 		StatusInterval: opts.StatusInterval,
 	})
@@ -149,6 +155,23 @@ func budget(n int) *fairshare.Budget {
 		return nil
 	}
 	return fairshare.New(n)
+}
+
+// coreLinger is how long a controller that made an inline hook call keeps counting as
+// active for the shares of the others: longer than the gaps between the calls of a
+// controller that is converging, so that a burning neighbour does not take its share back
+// between two of them.
+const coreLinger = 5 * time.Second
+
+// cores are the slots of n inline hook calls at once (GOMAXPROCS when 0), or nil for none.
+func cores(n int) *fairshare.Slots {
+	if n < 0 {
+		return nil
+	}
+	if n == 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	return fairshare.NewSlots(n, coreLinger)
 }
 
 // Ready reports whether every controller resource has been acted on once.

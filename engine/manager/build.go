@@ -105,7 +105,7 @@ func (b *built) close() {
 func (m *Manager) env() reconcile.Env {
 	return reconcile.Env{Client: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
 		Metrics: m.opts.Metrics, Log: m.opts.Log, Resolver: m.opts.Resolver, Workers: m.opts.Workers,
-		Budget: m.opts.Budget, HookCalls: m.opts.HookCalls}
+		Budget: m.opts.Budget, HookCalls: m.opts.HookCalls, Cores: m.opts.Cores}
 }
 
 // resolve resolves one resource rule of a controller; field names it for the error.

@@ -62,6 +62,8 @@ type Options struct {
 	HookCalls int
 	// Budget is the budget of concurrent reconciles all controllers share; nil: none.
 	Budget *fairshare.Budget
+	// Cores are the slots of inline hook calls all controllers share; nil: none.
+	Cores *fairshare.Slots
 	// StatusInterval is how often counts in controller statuses are refreshed; default 10s.
 	StatusInterval time.Duration
 }

@@ -16,7 +16,9 @@ import (
 // invoke calls one hook for one parent, records its metrics, and turns any failure into a
 // Warning Event on the parent, except a webhook's request to be called later
 // (*hooks.RetryAfterError): a Normal HookBackoff Event. The hook's log lines are tagged with
-// controller and parent.
+// controller and parent. Before the call it waits for a slot of the controller's bound of
+// hook calls and, for an inline hook, of the engine's cores (Env.Cores), neither of which
+// counts against the hook's timeout.
 func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[string]any,
 	parent *unstructured.Unstructured) (map[string]any, error) {
 	hook := r.built.Hooks[hookName]
@@ -34,6 +36,12 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%s hook%s: %w", hookName, aboutSuffix(about), ctx.Err())
 		}
+	}
+	if cores := r.cfg.Cores; cores != nil && inline(hook) {
+		if err := cores.Acquire(ctx, r.name); err != nil {
+			return nil, fmt.Errorf("%s hook%s: %w", hookName, aboutSuffix(about), err)
+		}
+		defer cores.Release(r.name)
 	}
 	start := time.Now()
 	resp, err := hook.Invoke(ctx, req, log)
@@ -63,6 +71,12 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 	r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hookName, hook.Form(), result).Inc()
 	r.warn(parent, reason, err)
 	return nil, err
+}
+
+// inline reports whether a hook runs in the engine's process, on its cores: a webhook waits
+// on the network instead, and takes no core slot.
+func inline(hook hooks.Invoker) bool {
+	return hook.Form() != "webhook"
 }
 
 // callSlots is the bound of n hook calls at once, or nil for none.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/record"
 
+	"metascript.dev/metascript/engine/fairshare"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/metrics"
 )
@@ -55,5 +56,31 @@ func TestHookCallsBound(t *testing.T) {
 		if most := hook.most.Load(); most > int32(bound) || most < 1 {
 			t.Errorf("bound %d: %d calls ran at once", bound, most)
 		}
+	}
+}
+
+// TestInlineCallsTakeCores: with one core slot in the engine, no two inline calls run at
+// once, whatever the controller's own bound allows.
+func TestInlineCallsTakeCores(t *testing.T) {
+	hook := &busyHook{}
+	r := &Runner{name: "test/cores", calls: callSlots(8),
+		built: &Built{Hooks: map[string]hooks.Invoker{"sync": hook}},
+		cfg: Config{Env: Env{Metrics: metrics.New(), Log: slog.New(slog.DiscardHandler), Recorder: record.NewFakeRecorder(100),
+			Cores: fairshare.NewSlots(1, time.Second)}}}
+	parent := &unstructured.Unstructured{}
+	parent.SetName("p")
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := r.invoke(context.Background(), "sync", "", map[string]any{}, parent); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if most := hook.most.Load(); most != 1 {
+		t.Errorf("%d inline calls ran at once, want 1", most)
 	}
 }

@@ -39,6 +39,10 @@ type Env struct {
 	// HookCalls, when positive, bounds the controller's hook calls at once, whatever its
 	// workers and its calls that stand alone (a MapController's map calls) would make.
 	HookCalls int
+	// Cores, when set, are the slots of inline (Starlark and JavaScript) hook calls every
+	// controller of the engine shares: a call holds one while it runs, and a controller
+	// holds no more than its fair share while others call (see invoke.go).
+	Cores *fairshare.Slots
 	// Budget, when set, is the budget of concurrent reconciles every controller of the engine
 	// shares: a worker holds a slot of it for each reconcile, handed out fairly across
 	// controllers. Unset, a controller's workers bound it alone.

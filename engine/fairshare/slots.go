@@ -1,0 +1,192 @@
+package fairshare
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Slots is a number of slots, such as the engine's cores for inline hook calls, shared by
+// many controllers so that none holds more than its fair share of them while others use
+// them. A controller may hold at most max(1, n / active) slots, where active counts the
+// controllers that hold or wait for a slot or gave their last one back less than linger ago,
+// itself included. Alone, a controller may use them all; beside others, one whose calls
+// each run for seconds (a hook burning its whole budget) keeps its share and no more, so a
+// neighbour whose calls are short finds a slot free instead of waiting out a burning call.
+// Waiters allowed a slot are served in turn, one slot each, as Budget's are. Slots is safe
+// for concurrent use.
+type Slots struct {
+	mu     sync.Mutex
+	n      int
+	free   int
+	linger time.Duration
+	now    func() time.Time
+	held   map[string]int
+	// waiting holds each controller's waiters in arrival order; turn holds the controllers
+	// with waiters, in the order they are served.
+	waiting map[string][]chan struct{}
+	turn    []string
+	// recent holds when each controller that holds none gave its last slot back, for linger.
+	recent map[string]time.Time
+	// timer serves waiters again when a recent controller stops counting as active.
+	timer *time.Timer
+}
+
+// NewSlots returns n slots (at least 1), a controller counting as active for linger after
+// it gave its last slot back.
+func NewSlots(n int, linger time.Duration) *Slots {
+	n = max(n, 1)
+	return &Slots{n: n, free: n, linger: linger, now: time.Now, held: map[string]int{},
+		waiting: map[string][]chan struct{}{}, recent: map[string]time.Time{}}
+}
+
+// Acquire returns once controller holds a slot, which it gives back with Release; or with
+// ctx's error once ctx ends first, holding nothing.
+func (s *Slots) Acquire(ctx context.Context, controller string) error {
+	s.mu.Lock()
+	// A free slot means no waiter may take it: a newcomer under its share takes it, unless
+	// its own earlier waiters are still queued.
+	if s.free > 0 && len(s.waiting[controller]) == 0 && s.held[controller] < s.share(controller) {
+		s.grant(controller)
+		s.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{}, 1)
+	if len(s.waiting[controller]) == 0 {
+		s.turn = append(s.turn, controller)
+	}
+	s.waiting[controller] = append(s.waiting[controller], ch)
+	s.dispatch() // a waiter held back by its share alone needs the timer armed
+	s.mu.Unlock()
+
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	if s.forget(controller, ch) {
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+	s.mu.Unlock()
+	s.Release(controller) // the slot was handed over as ctx ended: pass it on
+	return ctx.Err()
+}
+
+// Release gives back a slot controller holds.
+func (s *Slots) Release(controller string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held[controller]--
+	if s.held[controller] <= 0 {
+		delete(s.held, controller)
+		s.recent[controller] = s.now()
+	}
+	s.free++
+	s.dispatch()
+}
+
+// share is how many slots controller may hold now. s.mu is held.
+func (s *Slots) share(controller string) int {
+	active := 1
+	for c := range s.held {
+		if c != controller {
+			active++
+		}
+	}
+	for _, c := range s.turn {
+		if _, holds := s.held[c]; !holds && c != controller {
+			active++
+		}
+	}
+	now := s.now()
+	for c, at := range s.recent {
+		switch {
+		case now.Sub(at) >= s.linger:
+			delete(s.recent, c)
+		case c == controller || s.held[c] > 0 || len(s.waiting[c]) > 0:
+			// counted above
+		default:
+			active++
+		}
+	}
+	return max(1, s.n/active)
+}
+
+// grant gives controller a slot. s.mu is held and a slot is free.
+func (s *Slots) grant(controller string) {
+	s.free--
+	s.held[controller]++
+	delete(s.recent, controller)
+}
+
+// dispatch hands free slots to waiters in turn, skipping controllers at their share; when
+// some wait only for their share to grow, it arms the timer to try again once the oldest
+// recent controller stops counting. s.mu is held.
+func (s *Slots) dispatch() {
+	blocked := false
+	for i := 0; s.free > 0 && i < len(s.turn); {
+		controller := s.turn[i]
+		if s.held[controller] >= s.share(controller) {
+			blocked = true
+			i++
+			continue
+		}
+		queue := s.waiting[controller]
+		ch := queue[0]
+		s.turn = append(s.turn[:i:i], s.turn[i+1:]...)
+		if len(queue) == 1 {
+			delete(s.waiting, controller)
+		} else {
+			s.waiting[controller] = queue[1:]
+			s.turn = append(s.turn, controller) // its next waiter comes after everyone else's
+		}
+		s.grant(controller)
+		ch <- struct{}{}
+	}
+	if !blocked || s.free == 0 || len(s.recent) == 0 {
+		return
+	}
+	oldest := s.now()
+	for _, at := range s.recent {
+		if at.Before(oldest) {
+			oldest = at
+		}
+	}
+	wait := s.linger - s.now().Sub(oldest)
+	if s.timer == nil {
+		s.timer = time.AfterFunc(wait, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.dispatch()
+		})
+		return
+	}
+	s.timer.Reset(wait)
+}
+
+// forget removes a waiter that gave up; false when it was already handed a slot. s.mu is
+// held.
+func (s *Slots) forget(controller string, ch chan struct{}) bool {
+	queue := s.waiting[controller]
+	for i, c := range queue {
+		if c != ch {
+			continue
+		}
+		queue = append(queue[:i:i], queue[i+1:]...)
+		if len(queue) > 0 {
+			s.waiting[controller] = queue
+			return true
+		}
+		delete(s.waiting, controller)
+		for j, name := range s.turn {
+			if name == controller {
+				s.turn = append(s.turn[:j:j], s.turn[j+1:]...)
+				break
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,182 @@
+package fairshare
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock is a clock the test moves.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func newTestSlots(n int, linger time.Duration) (*Slots, *fakeClock) {
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	s := NewSlots(n, linger)
+	s.now = clock.Now
+	return s, clock
+}
+
+// acquireAsync starts an Acquire and returns a channel closed once it holds a slot.
+func acquireAsync(t *testing.T, s *Slots, controller string) <-chan struct{} {
+	t.Helper()
+	got := make(chan struct{})
+	go func() {
+		if err := s.Acquire(context.Background(), controller); err != nil {
+			t.Error(err)
+		}
+		close(got)
+	}()
+	waitFor(t, func() bool {
+		select {
+		case <-got:
+			return true
+		default:
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.waiting[controller]) > 0
+	})
+	return got
+}
+
+func held(s *Slots, controller string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held[controller]
+}
+
+// TestSlotsAlone: a controller alone may hold every slot.
+func TestSlotsAlone(t *testing.T) {
+	s, _ := newTestSlots(4, time.Second)
+	for range 4 {
+		if err := s.Acquire(context.Background(), "burner"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := held(s, "burner"); n != 4 {
+		t.Fatalf("held %d, want 4", n)
+	}
+}
+
+// TestSlotsShare: a burner holding both of two slots gives one up to a neighbour that
+// arrives, and cannot take it back while the neighbour counts as active (it holds a slot,
+// waits for one, or gave one back less than linger ago); once the neighbour is idle longer
+// than that, the burner may use both again.
+func TestSlotsShare(t *testing.T) {
+	s, clock := newTestSlots(2, time.Second)
+	ctx := context.Background()
+	for range 2 {
+		if err := s.Acquire(ctx, "burner"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	healthy := acquireAsync(t, s, "healthy")
+	burner := acquireAsync(t, s, "burner") // waits behind the healthy one
+	s.Release("burner")
+	<-healthy
+	s.Release("healthy")
+	// One slot is free and the healthy one holds none, but it was active a moment ago: the
+	// burner keeps its share of one.
+	if n := held(s, "burner"); n != 1 {
+		t.Fatalf("burner holds %d slots while its neighbour is active, want 1", n)
+	}
+	if err := s.Acquire(ctx, "healthy"); err != nil { // finds the free slot at once
+		t.Fatal(err)
+	}
+	s.Release("healthy")
+	clock.Add(2 * time.Second)
+	s.mu.Lock()
+	s.dispatch() // what the timer does
+	s.mu.Unlock()
+	<-burner
+	if n := held(s, "burner"); n != 2 {
+		t.Fatalf("burner holds %d slots after its neighbour went idle, want 2", n)
+	}
+}
+
+// TestSlotsTimer: a waiter held back by its share alone is served by the timer once its
+// neighbour stops counting as active, with no Release to wake it.
+func TestSlotsTimer(t *testing.T) {
+	s := NewSlots(2, 20*time.Millisecond)
+	ctx := context.Background()
+	if err := s.Acquire(ctx, "healthy"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Acquire(ctx, "burner"); err != nil {
+		t.Fatal(err)
+	}
+	s.Release("healthy")
+	got := acquireAsync(t, s, "burner")
+	<-got // the test's deadline fails it if the timer never fires
+	if n := held(s, "burner"); n != 2 {
+		t.Fatalf("burner holds %d slots, want 2", n)
+	}
+}
+
+// TestSlotsGiveUp: a waiter whose context ends holds nothing and leaves no trace.
+func TestSlotsGiveUp(t *testing.T) {
+	s, _ := newTestSlots(1, time.Second)
+	if err := s.Acquire(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := s.Acquire(ctx, "b"); err == nil {
+		t.Fatal("Acquire returned a slot the budget did not have")
+	}
+	s.Release("a")
+	if err := s.Acquire(context.Background(), "c"); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.free != 0 || len(s.turn) != 0 || len(s.waiting) != 0 || s.held["c"] != 1 || len(s.held) != 1 {
+		t.Errorf("free %d, turn %v, waiting %v, held %v; want only c holding the slot", s.free, s.turn, s.waiting, s.held)
+	}
+}
+
+// TestSlotsNeverOverbooked: under many concurrent controllers, no more than n slots are
+// ever held.
+func TestSlotsNeverOverbooked(t *testing.T) {
+	s := NewSlots(3, time.Millisecond)
+	var mu sync.Mutex
+	now, most := 0, 0
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := string(rune('a' + i%4))
+			for range 50 {
+				if err := s.Acquire(context.Background(), name); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				now++
+				most = max(most, now)
+				mu.Unlock()
+				time.Sleep(50 * time.Microsecond)
+				mu.Lock()
+				now--
+				mu.Unlock()
+				s.Release(name)
+			}
+		}()
+	}
+	wg.Wait()
+	if most > 3 || most < 1 {
+		t.Errorf("%d slots held at once, want 1 to 3", most)
+	}
+}

@@ -1,0 +1,375 @@
+// Package neighbors measures how much a budget-burning controller slows a healthy one that
+// runs beside it in the same engine, against a real kube-apiserver and etcd.
+//
+//	make bench-neighbors PARENTS=200 CHILDREN=3
+//	go test -count=1 -run '^TestNeighbors$' -v ./test/neighbors/ -parents=200 -children=3 -noisy=50 -runs=3 [-qps=50 -burst=100] [-pprof=DIR]
+//
+// The healthy controller (testdata/healthy.yaml) converges PARENTS Fanouts × CHILDREN
+// ConfigMaps: the time from creating the first parent to every child present and every
+// parent's status written. It does so alone, then beside a noisy controller
+// (testdata/noisy.yaml) whose Starlark, then JavaScript, hook loops until its budget ends it,
+// on each of its NOISY parents, with a resync that keeps it burning. The rounds interleave
+// (alone, beside Starlark, beside JavaScript, and again), so that a drift of the machine
+// affects every configuration alike. The engine runs in-process with metascript run's
+// defaults (workers, shared reconcile budget, hook-call bound, hook budgets, client QPS), or
+// with -qps and -burst a faster client, with which the healthy controller is bound by CPU.
+//
+// Numbers are logged, never asserted. Without -parents (or METASCRIPT_NEIGHBORS=1) only
+// TestNeighborsSmoke runs: one small round, which checks that both controllers do what they
+// should (the healthy one converges, the noisy one fails on its budget and writes nothing).
+package neighbors
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"metascript.dev/metascript/engine"
+	"metascript.dev/metascript/engine/metrics"
+	"metascript.dev/metascript/scripting"
+	"metascript.dev/metascript/test/controlplane"
+	"metascript.dev/metascript/test/enginetest"
+)
+
+var (
+	flagParents  = flag.Int("parents", 200, "the healthy controller's parents (TestNeighbors runs only when this flag or METASCRIPT_NEIGHBORS is set)")
+	flagChildren = flag.Int("children", 3, "ConfigMap children per healthy parent")
+	flagNoisy    = flag.Int("noisy", 50, "the noisy controller's parents")
+	flagRuns     = flag.Int("runs", 3, "rounds: each configuration is measured once per round")
+	flagQPS      = flag.Float64("qps", 50, "the engine's client QPS (metascript run's default); at 50 the healthy controller's writes are bound by it, not by CPU")
+	flagBurst    = flag.Int("burst", 100, "the engine's client Burst (metascript run's default)")
+	flagPprof    = flag.String("pprof", "", "directory for a CPU profile of the engine's process during each configuration's first run")
+)
+
+var (
+	burners     = schema.GroupVersionResource{Group: "bench.metascript.dev", Version: "v1", Resource: "burners"}
+	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	namespaces  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	controllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"}
+)
+
+const (
+	healthy       = "healthy"
+	noisyStarlark = "noisy-starlark"
+	noisyJS       = "noisy-javascript"
+)
+
+// engineOptions are metascript run's defaults (cmd/metascript/run.go and flags.go),
+// but for the client's QPS and Burst, p's.
+func engineOptions(cfg *rest.Config, m *metrics.Metrics, p params) engine.Options {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = float32(p.qps), p.burst
+	return engine.Options{
+		Config:         cfg,
+		Workers:        4,
+		MaxReconciles:  16,
+		MaxHookCalls:   8,
+		CacheSize:      512,
+		Defaults:       scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 10_000_000, MaxStackDepth: 200, MaxMemory: 64 << 20},
+		Ceilings:       scripting.Budget{Timeout: 30 * time.Second, MaxSteps: 1_000_000_000, MaxStackDepth: 1000, MaxMemory: 512 << 20},
+		StatusInterval: 10 * time.Second,
+		Log:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Metrics:        m,
+	}
+}
+
+type params struct {
+	parents, children, noisy, runs int
+	pprofDir                       string
+	timeout                        time.Duration // of the whole run
+	qps                            float64
+	burst                          int
+}
+
+// configuration is one way the healthy controller runs: alone, or beside a noisy one.
+type configuration struct {
+	name  string
+	noisy string // the noisy controller beside it; "" alone
+}
+
+var configurations = []configuration{{"alone", ""}, {"beside Starlark", noisyStarlark}, {"beside JavaScript", noisyJS}}
+
+// measurement is one convergence of the healthy controller.
+type measurement struct {
+	took          time.Duration
+	engineCPU     float64 // seconds of the test process: the engine, and the test's watches
+	apiserverCPU  float64
+	noisyFailed   float64 // the noisy controller's failed reconciles meanwhile
+	noisyBudget   float64 // and its hook calls stopped by their budget
+	healthyFailed float64 // the healthy controller's failed reconciles: 0 expected
+}
+
+func TestNeighbors(t *testing.T) {
+	set := os.Getenv("METASCRIPT_NEIGHBORS") != ""
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "parents" })
+	if !set {
+		t.Skip("the neighbours benchmark runs with -parents=N or METASCRIPT_NEIGHBORS=1 (make bench-neighbors)")
+	}
+	p := params{*flagParents, *flagChildren, *flagNoisy, *flagRuns, *flagPprof, 60 * time.Minute, *flagQPS, *flagBurst}
+	results, _ := run(t, p)
+	report(t, p, results)
+}
+
+// TestNeighborsSmoke is one small round, run with every test suite: the healthy controller
+// converges beside each noisy one, whose parents fail on their budget, get a
+// HookBudgetExceeded Event, and no status.
+func TestNeighborsSmoke(t *testing.T) {
+	p := params{parents: 10, children: 2, noisy: 3, runs: 1, timeout: 2 * time.Minute, qps: 50, burst: 100}
+	results, noisy := run(t, p)
+	report(t, p, results)
+	for _, c := range configurations {
+		if m := results[c.name][0]; m.healthyFailed != 0 {
+			t.Errorf("%s: the healthy controller failed %v reconciles", c.name, m.healthyFailed)
+		}
+		if c.noisy == "" {
+			continue
+		}
+		// Every failed reconcile is a hook call its budget stopped.
+		if m := noisy[c.noisy]; m.noisyBudget < float64(p.noisy) || m.noisyFailed != m.noisyBudget {
+			t.Errorf("%s: %v failed reconciles, %v hook calls stopped by their budget; want equal and at least %d",
+				c.noisy, m.noisyFailed, m.noisyBudget, p.noisy)
+		}
+	}
+}
+
+// run measures every configuration p.runs times, interleaved, on one control plane and one
+// engine, and returns the measurements by configuration, and each noisy controller's failed
+// reconciles and budget-stopped hook calls over the whole run by its name. It also checks
+// that the noisy parents get no status.
+func run(t *testing.T, p params) (map[string][]measurement, map[string]measurement) {
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := controlplane.Start(controlplane.Options{CRDDirs: []string{
+		filepath.Join(root, "manifests", "crds"), filepath.Join("testdata", "crds")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	defer cancel()
+	admin := dynamic.NewForConfigOrDie(cp.Config)
+	if err := enginetest.WarmWatchCaches(ctx, admin, enginetest.Fanouts, burners, configMaps); err != nil {
+		t.Fatal(err)
+	}
+	m := metrics.New()
+	eng, err := engine.New(engineOptions(cp.Config, m, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	engineCtx, stopEngine := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- eng.Run(engineCtx) }()
+	defer func() { stopEngine(); <-stopped }()
+
+	objects := enginetest.ObjectsFromFile(t, filepath.Join("testdata", "noisy.yaml"))
+	noisy := map[string]*unstructured.Unstructured{}
+	for _, o := range objects {
+		noisy[o.GetName()] = o
+	}
+	create(t, ctx, admin, controllers, "", enginetest.ObjectsFromFile(t, filepath.Join("testdata", "healthy.yaml"))[0])
+	create(t, ctx, admin, namespaces, "", namespace("noisy"))
+	for i := range p.noisy {
+		create(t, ctx, admin, burners, "noisy", &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "bench.metascript.dev/v1", "kind": "Burner",
+			"metadata": map[string]any{"name": fmt.Sprintf("burner-%03d", i)}, "spec": map[string]any{}}})
+	}
+	apiserver, err := cp.APIServerPID()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Logf("neighbours: healthy %d Fanouts × %d ConfigMaps; noisy %d Burners, resync 5s; %d rounds; engine as metascript run's defaults (4 workers, --max-reconciles 16, --max-hook-calls 8, hook timeout 2s, 10M steps) but QPS %g, Burst %d",
+		p.parents, p.children, p.noisy, p.runs, p.qps, p.burst)
+	// A first, unmeasured convergence: so that the first configuration measured does not pay
+	// for what happens once (the hook's compilation, connections, the API server's caches).
+	converge(t, ctx, admin, m, "warm-up", params{parents: 10, children: p.children}, configurations[0], apiserver)
+	results := map[string][]measurement{}
+	for round := range p.runs {
+		for _, c := range configurations {
+			if c.noisy != "" {
+				create(t, ctx, admin, controllers, "", noisy[c.noisy].DeepCopy())
+				// Burning: every worker has had its hook stopped by the budget at least once.
+				burning := func() bool {
+					return counter(t, m.HookInvocations, "compositecontroller/"+c.noisy, "sync", formOf(c.noisy), "budget") >= float64(min(4, p.noisy))
+				}
+				if !poll(ctx, time.Minute, burning) {
+					cc, err := admin.Resource(controllers).Get(ctx, c.noisy, metav1.GetOptions{})
+					t.Fatalf("%s is not burning its budget after a minute; its status: %v %v; its parents' Events: %v",
+						c.noisy, cc.Object["status"], err, events(ctx, admin, "noisy"))
+				}
+			}
+			var profile *os.File
+			if p.pprofDir != "" && round == 0 {
+				profile = startProfile(t, p.pprofDir, c.name)
+			}
+			ns := fmt.Sprintf("r%d-%s", round, slug(c.name))
+			got := converge(t, ctx, admin, m, ns, p, c, apiserver)
+			if profile != nil {
+				pprof.StopCPUProfile()
+				profile.Close()
+			}
+			results[c.name] = append(results[c.name], got)
+			t.Logf("  round %d, %-18s %6.2fs  (engine process CPU %.1fs, API server %.1fs; noisy: %v failed reconciles, %v hook calls stopped by their budget)",
+				round+1, c.name+":", got.took.Seconds(), got.engineCPU, got.apiserverCPU, got.noisyFailed, got.noisyBudget)
+			if c.noisy != "" {
+				checkNoisyParents(t, ctx, admin, p.noisy)
+				remove(t, ctx, admin, m, c.noisy)
+			}
+		}
+	}
+	totals := map[string]measurement{}
+	for name := range noisy {
+		totals[name] = measurement{noisyFailed: counter(t, m.Reconciles, "compositecontroller/"+name, "error"),
+			noisyBudget: counter(t, m.HookInvocations, "compositecontroller/"+name, "sync", formOf(name), "budget")}
+	}
+	return results, totals
+}
+
+// converge creates the healthy controller's parents in a new namespace ns and waits until
+// every child exists and every parent's status is written.
+func converge(t *testing.T, ctx context.Context, admin dynamic.Interface, m *metrics.Metrics, ns string,
+	p params, c configuration, apiserver int) measurement {
+	t.Helper()
+	create(t, ctx, admin, namespaces, "", namespace(ns))
+	watch := watchConvergence(t, ctx, admin, ns, p.parents, p.children)
+	noisyName := "compositecontroller/" + c.noisy
+	failedBefore := counter(t, m.Reconciles, noisyName, "error")
+	budgetBefore := counter(t, m.HookInvocations, noisyName, "sync", formOf(c.noisy), "budget")
+	healthyBefore := counter(t, m.Reconciles, "compositecontroller/"+healthy, "error")
+	cpuBefore, apiBefore := selfCPU(t), processCPU(t, apiserver)
+
+	start := time.Now()
+	err := enginetest.Parallel(ctx, 4, p.parents, func(ctx context.Context, i int) error {
+		_, err := admin.Resource(enginetest.Fanouts).Namespace(ns).Create(ctx,
+			enginetest.Fanout(fmt.Sprintf("fanout-%04d", i), p.children), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("creating parents: %v", err)
+	}
+	var at time.Time
+	select {
+	case at = <-watch:
+	case <-ctx.Done():
+		t.Fatalf("the healthy controller did not converge in %s: %v", ns, ctx.Err())
+	}
+	return measurement{
+		took:          at.Sub(start),
+		engineCPU:     selfCPU(t) - cpuBefore,
+		apiserverCPU:  processCPU(t, apiserver) - apiBefore,
+		noisyFailed:   counter(t, m.Reconciles, noisyName, "error") - failedBefore,
+		noisyBudget:   counter(t, m.HookInvocations, noisyName, "sync", formOf(c.noisy), "budget") - budgetBefore,
+		healthyFailed: counter(t, m.Reconciles, "compositecontroller/"+healthy, "error") - healthyBefore,
+	}
+}
+
+// checkNoisyParents fails the test unless every noisy parent is as it was: no status, since
+// a failed hook writes nothing.
+func checkNoisyParents(t *testing.T, ctx context.Context, admin dynamic.Interface, n int) {
+	t.Helper()
+	list, err := admin.Resource(burners).Namespace("noisy").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != n {
+		t.Errorf("%d noisy parents, want %d", len(list.Items), n)
+	}
+	for _, b := range list.Items {
+		if st, ok := b.Object["status"]; ok {
+			t.Errorf("noisy parent %s has a status %v; a hook stopped by its budget must write nothing", b.GetName(), st)
+		}
+	}
+}
+
+// remove deletes a noisy controller and waits until its runner stopped: its hook calls no
+// longer grow for longer than one call may run.
+func remove(t *testing.T, ctx context.Context, admin dynamic.Interface, m *metrics.Metrics, name string) {
+	t.Helper()
+	if err := admin.Resource(controllers).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() float64 {
+		n := 0.0
+		for _, result := range []string{"success", "error", "budget", "invalid"} {
+			n += counter(t, m.HookInvocations, "compositecontroller/"+name, "sync", formOf(name), result)
+		}
+		return n
+	}
+	last, since := calls(), time.Now()
+	waitFor(t, ctx, name+" to stop", func() bool {
+		if n := calls(); n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) > 3*time.Second // longer than the 2s hook timeout
+	})
+}
+
+func formOf(noisy string) string {
+	if noisy == noisyJS {
+		return "javascript"
+	}
+	return "starlark"
+}
+
+func report(t *testing.T, p params, results map[string][]measurement) {
+	t.Helper()
+	alone := stats(results["alone"], func(m measurement) float64 { return m.took.Seconds() })
+	t.Logf("summary over %d runs each (healthy: %d parents × %d children; noisy: %d parents):", p.runs, p.parents, p.children, p.noisy)
+	t.Logf("  %-18s %8s %8s %8s %8s %14s %14s %12s", "configuration", "median", "max", "ratio", "ratio", "engine CPU", "API server", "noisy failed")
+	t.Logf("  %-18s %8s %8s %8s %8s %14s %14s %12s", "", "s", "s", "median", "max", "s, median", "CPU s, median", "reconciles")
+	for _, c := range configurations {
+		ms := results[c.name]
+		took := stats(ms, func(m measurement) float64 { return m.took.Seconds() })
+		cpu := stats(ms, func(m measurement) float64 { return m.engineCPU })
+		api := stats(ms, func(m measurement) float64 { return m.apiserverCPU })
+		failed := stats(ms, func(m measurement) float64 { return m.noisyFailed })
+		t.Logf("  %-18s %8.2f %8.2f %8.2f %8.2f %14.1f %14.1f %12.0f", c.name, took.median, took.max,
+			took.median/alone.median, took.max/alone.median, cpu.median, api.median, failed.median)
+	}
+	t.Logf("  (ratio: to the median alone; goal: beside / alone ≤ 1.5)")
+}
+
+type summary struct{ median, max float64 }
+
+func stats(ms []measurement, f func(measurement) float64) summary {
+	var vs []float64
+	for _, m := range ms {
+		vs = append(vs, f(m))
+	}
+	if len(vs) == 0 {
+		return summary{}
+	}
+	slices.Sort(vs)
+	median := vs[len(vs)/2]
+	if len(vs)%2 == 0 {
+		median = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+	}
+	return summary{median, vs[len(vs)-1]}
+}
+
+// counter reads a counter of the engine's metrics; 0 when it was never counted.
+func counter(t *testing.T, vec *prometheus.CounterVec, labels ...string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := vec.WithLabelValues(labels...).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
