@@ -3,7 +3,9 @@ package scripting
 import (
 	"container/list"
 	"crypto/sha256"
+	"runtime"
 	"sync"
+	"weak"
 )
 
 // cacheKey identifies one compiled source.
@@ -33,20 +35,20 @@ type cacheEntry struct {
 // the same key wait on that entry. An entry evicted while pending still completes for those
 // already waiting on it.
 //
-// The bound applies to the cache's references only, never to programs in use: Compile hands
-// each caller the Program itself, which a running controller keeps for its life, and
-// eviction only drops the cache's reference (no program is closed or invalidated). So a
-// controller whose program was evicted keeps running the program it compiled; what eviction
-// costs is one compile more when the same source is compiled again (an edit, another
-// controller with the same source). With more live distinct sources than the bound (5,000
-// controllers), live programs are held by their controllers, not the cache, and the cache
-// holds the most recently compiled ones.
+// The bound applies to the programs no one uses, never to programs in use. Every Program a
+// Runtime hands out holds its entry; eviction only drops the cache's strong reference and
+// keeps a weak one (evicted), so an evicted program that a running controller still holds is
+// found again by the next Compile of its source, and revived into the LRU, instead of being
+// compiled into a second copy. An entry is gone once no Program holds it and the garbage
+// collector has run. So with more live distinct sources than the bound (5,000 controllers)
+// each live program stays compiled once, shared by every controller with its source.
 type compileCache struct {
 	size int // <0: no caching
 
 	mu        sync.Mutex
 	entries   map[cacheKey]*cacheEntry
-	lru       list.List // front is most recently used; values are *cacheEntry
+	evicted   map[cacheKey]weak.Pointer[cacheEntry] // entries evicted that may still be in use
+	lru       list.List                             // front is most recently used; values are *cacheEntry
 	hits      uint64
 	misses    uint64
 	evictions uint64
@@ -56,7 +58,7 @@ func newCompileCache(size int) *compileCache {
 	if size == 0 {
 		size = DefaultCacheSize
 	}
-	return &compileCache{size: size, entries: make(map[cacheKey]*cacheEntry)}
+	return &compileCache{size: size, entries: make(map[cacheKey]*cacheEntry), evicted: make(map[cacheKey]weak.Pointer[cacheEntry])}
 }
 
 // get returns the finished entry for key, calling compile at most once per key while the
@@ -70,23 +72,51 @@ func (c *compileCache) get(key cacheKey, compile func() (Program, string, error)
 		<-e.done
 		return e
 	}
+	if e := c.evicted[key].Value(); e != nil {
+		// Evicted, but a Program of it is still in use: the same compiled code serves.
+		c.hits++
+		delete(c.evicted, key)
+		c.insert(e)
+		c.mu.Unlock()
+		<-e.done
+		return e
+	}
 	c.misses++
 	e := &cacheEntry{key: key, done: make(chan struct{})}
 	if c.size > 0 {
-		e.elem = c.lru.PushFront(e)
-		c.entries[key] = e
-		for c.lru.Len() > c.size {
-			old := c.lru.Remove(c.lru.Back()).(*cacheEntry)
-			old.elem = nil
-			delete(c.entries, old.key)
-			c.evictions++
-		}
+		c.insert(e)
+		// Forget the weak reference once the entry is collected, unless it was revived or
+		// replaced meanwhile.
+		runtime.AddCleanup(e, c.forget, key)
 	}
 	c.mu.Unlock()
 
 	e.prog, e.name, e.err = compile()
 	close(e.done)
 	return e
+}
+
+// insert puts e at the front of the LRU and evicts what exceeds the bound to evicted. Call with
+// c.mu held.
+func (c *compileCache) insert(e *cacheEntry) {
+	e.elem = c.lru.PushFront(e)
+	c.entries[e.key] = e
+	for c.lru.Len() > c.size {
+		old := c.lru.Remove(c.lru.Back()).(*cacheEntry)
+		old.elem = nil
+		delete(c.entries, old.key)
+		c.evicted[old.key] = weak.Make(old)
+		c.evictions++
+	}
+}
+
+// forget drops the weak reference of key once its entry was collected.
+func (c *compileCache) forget(key cacheKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if wp, ok := c.evicted[key]; ok && wp.Value() == nil {
+		delete(c.evicted, key)
+	}
 }
 
 func (c *compileCache) stats() CacheStats {

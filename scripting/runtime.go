@@ -95,7 +95,7 @@ func (r *Runtime) Compile(lang Language, name, source string) (Program, error) {
 		}
 		return nil, e.err
 	}
-	return &budgetedProgram{Program: e.prog, rt: r, name: name, compiledName: e.name}, nil
+	return &budgetedProgram{Program: e.prog, rt: r, name: name, compiledName: e.name, entry: e}, nil
 }
 
 // compileRecovered turns a panicking adapter into a compile error instead of a crash.
@@ -131,6 +131,9 @@ type budgetedProgram struct {
 	rt           *Runtime
 	name         string // the name the caller compiled under
 	compiledName string // the name the shared Program was compiled under
+	// entry keeps the cache entry alive while the Program is in use: the cache then finds it
+	// again after an eviction (compileCache).
+	entry *cacheEntry
 }
 
 func (p *budgetedProgram) Call(ctx context.Context, inv Invocation) (any, error) {

@@ -3,6 +3,7 @@ package scripting
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,9 @@ func TestCompileCachesAndEvictsLeastRecentlyUsed(t *testing.T) {
 		{"a", 5},
 	}
 	for i, s := range steps {
+		// The Programs of earlier steps are dropped: collected, their evicted entries are gone
+		// (TestCompileCacheKeepsProgramsInUse is the other case).
+		runtime.GC()
 		if _, err := r.Compile(Starlark, "n", s.source); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
@@ -69,6 +73,46 @@ func TestCompileCachesAndEvictsLeastRecentlyUsed(t *testing.T) {
 	st := r.Stats()
 	if st.Hits != 4 || st.Misses != 5 || st.Evictions != 3 || st.Entries != 2 {
 		t.Fatalf("stats = %+v", st)
+	}
+}
+
+// TestCompileCacheKeepsProgramsInUse: the cache's bound never costs a program in use a second
+// compile. An evicted program some caller still holds is found again and shared; once no one
+// holds it and the garbage collector has run, its source compiles anew.
+func TestCompileCacheKeepsProgramsInUse(t *testing.T) {
+	c := &fakeCompiler{}
+	r := NewRuntime(Options{CacheSize: 1}, c)
+	held, err := r.Compile(Starlark, "held", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Compile(Starlark, "n", "b"); err != nil { // evicts a
+		t.Fatal(err)
+	}
+	runtime.GC()
+	again, err := r.Compile(Starlark, "again", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.compiles.Load(); got != 2 {
+		t.Fatalf("%d compiles, want 2: a program in use was compiled again after its eviction", got)
+	}
+	if held.(*budgetedProgram).Program != again.(*budgetedProgram).Program {
+		t.Fatal("the revived entry is not the program in use")
+	}
+	runtime.KeepAlive(held)
+	held, again = nil, nil
+	runtime.GC() // b, evicted by a's revival and held by no one, is gone
+	if _, err := r.Compile(Starlark, "n", "b"); err != nil { // evicts a again
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.GC() // the second cycle runs the cleanup that forgets a's weak reference
+	if _, err := r.Compile(Starlark, "n", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.compiles.Load(); got != 4 {
+		t.Fatalf("%d compiles, want 4: b again after a's revival evicted it, and a once nothing held it", got)
 	}
 }
 

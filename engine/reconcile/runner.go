@@ -164,7 +164,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	ctx, r.cancel = context.WithCancel(ctx)
 	r.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[Request](),
-		workqueue.TypedRateLimitingQueueConfig[Request]{Name: r.name})
+		workqueue.TypedRateLimitingQueueConfig[Request]{Name: r.name, Clock: queueClock{}})
 	var synced []cache.InformerSynced
 	fail := func(err error) error {
 		r.releaseAll()
@@ -203,14 +203,11 @@ func (r *Runner) Start(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return fail(fmt.Errorf("caches of %s did not sync: %w", r.name, ctx.Err()))
 	}
-	for range r.cfg.Workers {
-		r.workers.Add(1)
-		go func() {
-			defer r.workers.Done()
-			for r.processNext(ctx) {
-			}
-		}()
-	}
+	r.workers.Add(1)
+	go func() {
+		defer r.workers.Done()
+		r.dispatch(ctx)
+	}()
 	if r.cfg.ResyncPeriod > 0 {
 		r.background.Add(1)
 		go func() {
@@ -346,18 +343,38 @@ func (r *Runner) setCount(req Request, n int, forget bool) {
 	r.claimed += n
 }
 
-func (r *Runner) processNext(ctx context.Context) bool {
-	req, quit := r.queue.Get()
-	if quit {
-		return false
+// dispatch takes requests off the queue until it shuts down and processes each on a
+// goroutine of its own, at most cfg.Workers at once. An idle controller so holds one
+// goroutine, blocked in Get, instead of Workers of them whose stacks past reconciles grew
+// (hook calls run deep): with a thousand controllers, that is most of the engine's memory.
+// A slot is taken before Get, so no request waits off the queue for one.
+func (r *Runner) dispatch(ctx context.Context) {
+	slots := make(chan struct{}, r.cfg.Workers)
+	for {
+		slots <- struct{}{}
+		req, quit := r.queue.Get()
+		if quit {
+			return
+		}
+		r.workers.Add(1)
+		go func() {
+			defer r.workers.Done()
+			defer func() { <-slots }()
+			r.process(ctx, req)
+		}()
 	}
+}
+
+// process reconciles one request taken off the queue and marks it done, requeueing it as the
+// outcome asks.
+func (r *Runner) process(ctx context.Context, req Request) {
 	defer r.queue.Done(req)
 	if r.stopping.Load() {
-		return true
+		return
 	}
 	if b := r.cfg.Budget; b != nil {
 		if err := b.Acquire(ctx, r.name); err != nil {
-			return true // stopping: ctx ended while waiting for a slot
+			return // stopping: ctx ended while waiting for a slot
 		}
 		defer b.Release()
 	}
@@ -373,18 +390,17 @@ func (r *Runner) processNext(ctx context.Context) bool {
 				"after", later.After.String(), "error", err.Error())
 			r.queue.Forget(req)
 			r.queue.AddAfter(req, later.After)
-			return true
+			return
 		}
 		r.cfg.Log.Info("reconcile failed; retrying with backoff", "parent", req.Key, "error", err.Error())
 		r.queue.AddRateLimited(req)
-		return true
+		return
 	}
 	r.cfg.Metrics.Reconciles.WithLabelValues(r.name, "success").Inc()
 	r.queue.Forget(req)
 	if resyncAfter > 0 {
 		r.queue.AddAfter(req, resyncAfter)
 	}
-	return true
 }
 
 func (r *Runner) resyncEvery(ctx context.Context, period time.Duration) {

@@ -207,7 +207,7 @@ func run(t *testing.T, n int, idle time.Duration, pprof bool) *result {
 		}
 	}
 
-	r.reconciles = settle(t, phaseCtx, engine)
+	r.reconciles = settle(t, phaseCtx, engine, admin)
 	idleStart := audit.size(t)
 	before, err := engineproc.CPUSeconds(engine.Pid())
 	if err != nil {
@@ -319,7 +319,7 @@ func awaitConverged(t *testing.T, ctx context.Context, admin dynamic.Interface, 
 
 // settle waits until every queue is empty and the reconcile count stood still for 2 s, and
 // returns the successful reconciles.
-func settle(t *testing.T, ctx context.Context, engine *engineproc.Process) float64 {
+func settle(t *testing.T, ctx context.Context, engine *engineproc.Process, admin dynamic.Interface) float64 {
 	t.Helper()
 	var last []float64
 	quiet := time.Now()
@@ -330,16 +330,35 @@ func settle(t *testing.T, ctx context.Context, engine *engineproc.Process) float
 		}
 		if v[0] != 0 || last == nil || v[1] != last[1] {
 			quiet = time.Now()
-		} else if time.Since(quiet) >= 2*time.Second {
+		} else if time.Since(quiet) >= 2*time.Second && countsWritten(t, ctx, admin) {
 			return v[1]
 		}
 		last = v
 		select {
 		case <-ctx.Done():
 			t.Fatalf("the engine did not settle: %v (queue depth %v)", ctx.Err(), v[0])
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(time.Second): // each poll scrapes every controller's metrics: not more often than that
 		}
 	}
+}
+
+// countsWritten reports whether every controller's status counts its one parent and one
+// child: the manager writes counts on its own tick, a write that belongs to converging, not
+// to being idle.
+func countsWritten(t *testing.T, ctx context.Context, admin dynamic.Interface) bool {
+	t.Helper()
+	list, err := admin.Resource(controllers).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list.Items {
+		p, _, _ := unstructured.NestedInt64(c.Object, "status", "parents")
+		n, _, _ := unstructured.NestedInt64(c.Object, "status", "children")
+		if p != 1 || n != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // auditLog counts the engine's requests in the API server's audit log, by verb.
