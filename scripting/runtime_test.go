@@ -102,7 +102,8 @@ func TestCompileCacheKeepsProgramsInUse(t *testing.T) {
 	}
 	runtime.KeepAlive(held)
 	held, again = nil, nil
-	runtime.GC() // b, evicted by a's revival and held by no one, is gone
+	// b, evicted by a's revival and held by no one, is gone after this.
+	runtime.GC()
 	if _, err := r.Compile(Starlark, "n", "b"); err != nil { // evicts a again
 		t.Fatal(err)
 	}
