@@ -26,10 +26,21 @@ type Slots struct {
 	// with waiters, in the order they are served.
 	waiting map[string][]chan struct{}
 	turn    []string
-	// recent holds when each controller that holds none gave its last slot back, for linger.
-	recent map[string]time.Time
+	// recent holds when each controller that holds none gave its last slot back, for linger;
+	// released lists those releases in time order (entries recent no longer holds are stale),
+	// so that expiring them costs nothing per controller.
+	recent   map[string]time.Time
+	released []release
+	// active counts the controllers holding, waiting or recent: kept as they change, so that
+	// a share costs the same with five thousand controllers as with two.
+	active int
 	// timer serves waiters again when a recent controller stops counting as active.
 	timer *time.Timer
+}
+
+type release struct {
+	controller string
+	at         time.Time
 }
 
 // NewSlots returns n slots (at least 1), a controller counting as active for linger after
@@ -47,7 +58,7 @@ func (s *Slots) Acquire(ctx context.Context, controller string) error {
 	// A free slot means no waiter may take it: a newcomer under its share takes it, unless
 	// its own earlier waiters are still queued.
 	if s.free > 0 && len(s.waiting[controller]) == 0 && s.held[controller] < s.share(controller) {
-		s.grant(controller)
+		s.grant(s.isActive(controller), controller)
 		s.mu.Unlock()
 		return nil
 	}
@@ -55,7 +66,9 @@ func (s *Slots) Acquire(ctx context.Context, controller string) error {
 	if len(s.waiting[controller]) == 0 {
 		s.turn = append(s.turn, controller)
 	}
+	was := s.isActive(controller)
 	s.waiting[controller] = append(s.waiting[controller], ch)
+	s.count(was, controller)
 	s.dispatch() // a waiter held back by its share alone needs the timer armed
 	s.mu.Unlock()
 
@@ -81,7 +94,9 @@ func (s *Slots) Release(controller string) {
 	s.held[controller]--
 	if s.held[controller] <= 0 {
 		delete(s.held, controller)
-		s.recent[controller] = s.now()
+		now := s.now()
+		s.recent[controller] = now
+		s.released = append(s.released, release{controller, now})
 	}
 	s.free++
 	s.dispatch()
@@ -89,36 +104,53 @@ func (s *Slots) Release(controller string) {
 
 // share is how many slots controller may hold now. s.mu is held.
 func (s *Slots) share(controller string) int {
-	active := 1
-	for c := range s.held {
-		if c != controller {
-			active++
-		}
-	}
-	for _, c := range s.turn {
-		if _, holds := s.held[c]; !holds && c != controller {
-			active++
-		}
-	}
-	now := s.now()
-	for c, at := range s.recent {
-		switch {
-		case now.Sub(at) >= s.linger:
-			delete(s.recent, c)
-		case c == controller || s.held[c] > 0 || len(s.waiting[c]) > 0:
-			// counted above
-		default:
-			active++
-		}
+	s.expire()
+	active := s.active
+	if !s.isActive(controller) {
+		active++
 	}
 	return max(1, s.n/active)
 }
 
-// grant gives controller a slot. s.mu is held and a slot is free.
-func (s *Slots) grant(controller string) {
+// isActive reports whether controller holds, waits for, or recently gave back a slot. s.mu
+// is held.
+func (s *Slots) isActive(controller string) bool {
+	_, recent := s.recent[controller]
+	return s.held[controller] > 0 || len(s.waiting[controller]) > 0 || recent
+}
+
+// count adjusts the count of active controllers after controller changed; was is whether it
+// was active before. s.mu is held.
+func (s *Slots) count(was bool, controller string) {
+	switch is := s.isActive(controller); {
+	case is && !was:
+		s.active++
+	case was && !is:
+		s.active--
+	}
+}
+
+// expire ends the linger of releases older than it. s.mu is held.
+func (s *Slots) expire() {
+	now := s.now()
+	for len(s.released) > 0 && now.Sub(s.released[0].at) >= s.linger {
+		r := s.released[0]
+		s.released = s.released[1:]
+		if at, ok := s.recent[r.controller]; ok && at.Equal(r.at) {
+			was := s.isActive(r.controller)
+			delete(s.recent, r.controller)
+			s.count(was, r.controller)
+		}
+	}
+}
+
+// grant gives controller a slot; was is whether it was active before the caller changed it.
+// s.mu is held and a slot is free.
+func (s *Slots) grant(was bool, controller string) {
 	s.free--
 	s.held[controller]++
 	delete(s.recent, controller)
+	s.count(was, controller)
 }
 
 // dispatch hands free slots to waiters in turn, skipping controllers at their share; when
@@ -133,6 +165,7 @@ func (s *Slots) dispatch() {
 			i++
 			continue
 		}
+		was := s.isActive(controller)
 		queue := s.waiting[controller]
 		ch := queue[0]
 		s.turn = append(s.turn[:i:i], s.turn[i+1:]...)
@@ -142,19 +175,14 @@ func (s *Slots) dispatch() {
 			s.waiting[controller] = queue[1:]
 			s.turn = append(s.turn, controller) // its next waiter comes after everyone else's
 		}
-		s.grant(controller)
+		s.grant(was, controller)
 		ch <- struct{}{}
 	}
-	if !blocked || s.free == 0 || len(s.recent) == 0 {
+	s.expire()
+	if !blocked || s.free == 0 || len(s.released) == 0 {
 		return
 	}
-	oldest := s.now()
-	for _, at := range s.recent {
-		if at.Before(oldest) {
-			oldest = at
-		}
-	}
-	wait := s.linger - s.now().Sub(oldest)
+	wait := s.linger - s.now().Sub(s.released[0].at)
 	if s.timer == nil {
 		s.timer = time.AfterFunc(wait, func() {
 			s.mu.Lock()
@@ -179,7 +207,9 @@ func (s *Slots) forget(controller string, ch chan struct{}) bool {
 			s.waiting[controller] = queue
 			return true
 		}
+		was := s.isActive(controller)
 		delete(s.waiting, controller)
+		s.count(was, controller)
 		for j, name := range s.turn {
 			if name == controller {
 				s.turn = append(s.turn[:j:j], s.turn[j+1:]...)

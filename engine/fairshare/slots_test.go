@@ -2,6 +2,7 @@ package fairshare
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -178,5 +179,53 @@ func TestSlotsNeverOverbooked(t *testing.T) {
 	wg.Wait()
 	if most > 3 || most < 1 {
 		t.Errorf("%d slots held at once, want 1 to 3", most)
+	}
+}
+
+// TestSlotsCountActiveAsTheyChange: the count of active controllers kept as slots are taken,
+// waited for, given up on, given back and left to linger is the count a scan of every
+// controller finds, at every step of a long random sequence.
+func TestSlotsCountActiveAsTheyChange(t *testing.T) {
+	s, clock := newTestSlots(2, 5*time.Second)
+	rng := rand.New(rand.NewPCG(1, 2))
+	names := []string{"a", "b", "c", "d", "e"}
+	held := map[string]int{}
+	scan := func() int {
+		n := 0
+		for _, c := range names {
+			if s.isActive(c) {
+				n++
+			}
+		}
+		return n
+	}
+	for step := range 2000 {
+		c := names[rng.IntN(len(names))]
+		switch rng.IntN(4) {
+		case 0: // take a slot if one comes at once, else give up waiting
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if s.Acquire(ctx, c) == nil {
+				held[c]++
+			}
+		case 1:
+			if held[c] > 0 {
+				held[c]--
+				s.Release(c)
+			}
+		case 2:
+			clock.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
+		case 3: // a share asked for, as Acquire asks
+			s.mu.Lock()
+			s.share(c)
+			s.mu.Unlock()
+		}
+		s.mu.Lock()
+		s.expire()
+		got, want := s.active, scan()
+		s.mu.Unlock()
+		if got != want {
+			t.Fatalf("step %d: %d active counted, %d found", step, got, want)
+		}
 	}
 }

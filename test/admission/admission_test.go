@@ -5,18 +5,7 @@ package admission
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +28,7 @@ import (
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/test/controlplane"
 	"metascript.dev/metascript/test/enginetest"
+	"metascript.dev/metascript/test/tlstest"
 )
 
 var cp *controlplane.ControlPlane
@@ -52,40 +42,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	cp.Stop()
 	os.Exit(code)
-}
-
-// serveTLS serves h over HTTPS on 127.0.0.1 with a certificate of a CA made for the test,
-// and returns the server and the CA's PEM.
-func serveTLS(t *testing.T, h http.Handler) (*httptest.Server, []byte) {
-	t.Helper()
-	key := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	caKey, serverKey := key(), key()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "admission test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	serverDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{SerialNumber: big.NewInt(2),
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}, ca, &serverKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{serverDER}, PrivateKey: serverKey}}}
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	return srv, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
 }
 
 // shippedWebhook is manifests/admission's ValidatingWebhookConfiguration, its clientConfig
@@ -124,7 +80,7 @@ func TestAPIServerRefusesWhatTheEngineWould(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, caPEM := serveTLS(t, &admission.Handler{Options: admission.Options{
+	srv, caPEM := tlstest.Serve(t, &admission.Handler{Options: admission.Options{
 		Compiler: engine.NewRuntime(scripting.Options{}), Resolver: resources.NewResolver(dc)}})
 	kube := kubernetes.NewForConfigOrDie(cp.Config)
 	cfg, err := kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx,
