@@ -8,11 +8,12 @@ import (
 
 // Slots is a number of slots, such as the engine's cores for inline hook calls, shared by
 // many controllers so that none holds more than its fair share of them while others use
-// them. A controller may hold at most max(1, n / active) slots, where active counts the
-// controllers that hold or wait for a slot or gave their last one back less than linger ago,
-// itself included. Alone, a controller may use them all; beside others, one whose calls
-// each run for seconds (a hook burning its whole budget) keeps its share and no more, so a
-// neighbour whose calls are short finds a slot free instead of waiting out a burning call.
+// them. A controller may hold at most max(1, min(n / active, n - 1)) slots, where active
+// counts the controllers that hold or wait for a slot or gave their last one back less than
+// linger ago, itself included. Even alone a controller leaves one slot free (when there is
+// more than one): a slot cannot be taken back from a call that runs for seconds (a hook
+// burning its whole budget), so a neighbour arriving finds the free one at once instead of
+// waiting out a burning call; beside others, each keeps its share and no more.
 // Waiters allowed a slot are served in turn, one slot each, as Budget's are. Slots is safe
 // for concurrent use.
 type Slots struct {
@@ -109,7 +110,7 @@ func (s *Slots) share(controller string) int {
 	if !s.isActive(controller) {
 		active++
 	}
-	return max(1, s.n/active)
+	return max(1, min(s.n/active, s.n-1))
 }
 
 // isActive reports whether controller holds, waits for, or recently gave back a slot. s.mu

@@ -57,42 +57,56 @@ func held(s *Slots, controller string) int {
 	return s.held[controller]
 }
 
-// TestSlotsAlone: a controller alone may hold every slot.
+// TestSlotsAlone: a controller alone may hold every slot but one, which a neighbour arriving
+// finds free at once.
 func TestSlotsAlone(t *testing.T) {
 	s, _ := newTestSlots(4, time.Second)
-	for range 4 {
+	for range 3 {
 		if err := s.Acquire(context.Background(), "burner"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := held(s, "burner"); n != 4 {
-		t.Fatalf("held %d, want 4", n)
+	more := acquireAsync(t, s, "burner") // the fourth waits
+	if err := s.Acquire(context.Background(), "healthy"); err != nil {
+		t.Fatal(err)
+	}
+	if n := held(s, "burner"); n != 3 {
+		t.Fatalf("burner holds %d, want 3", n)
+	}
+	s.Release("healthy")
+	s.Release("burner")
+	if n := held(s, "burner"); n != 2 {
+		t.Fatalf("burner holds %d slots while its neighbour lingers, want its share of 2", n)
+	}
+	select {
+	case <-more:
+		t.Fatal("the burner's waiter was served beyond its share")
+	default:
 	}
 }
 
-// TestSlotsShare: a burner holding both of two slots gives one up to a neighbour that
-// arrives, and cannot take it back while the neighbour counts as active (it holds a slot,
-// waits for one, or gave one back less than linger ago); once the neighbour is idle longer
-// than that, the burner may use both again.
+// TestSlotsShare: a burner alone holds all slots but one; a neighbour arriving takes that
+// one at once, and while the neighbour counts as active (it holds a slot, waits for one, or
+// gave one back less than linger ago) the burner is held to its share; once the neighbour is
+// idle longer than that, the burner may use every slot but one again.
 func TestSlotsShare(t *testing.T) {
-	s, clock := newTestSlots(2, time.Second)
+	s, clock := newTestSlots(3, time.Second)
 	ctx := context.Background()
 	for range 2 {
 		if err := s.Acquire(ctx, "burner"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	healthy := acquireAsync(t, s, "healthy")
-	burner := acquireAsync(t, s, "burner") // waits behind the healthy one
-	s.Release("burner")
-	<-healthy
-	s.Release("healthy")
-	// One slot is free and the healthy one holds none, but it was active a moment ago: the
-	// burner keeps its share of one.
-	if n := held(s, "burner"); n != 1 {
-		t.Fatalf("burner holds %d slots while its neighbour is active, want 1", n)
+	if err := s.Acquire(ctx, "healthy"); err != nil { // the slot left free, at once
+		t.Fatal(err)
 	}
-	if err := s.Acquire(ctx, "healthy"); err != nil { // finds the free slot at once
+	burner := acquireAsync(t, s, "burner") // beyond its share of one beside an active neighbour
+	s.Release("healthy")
+	s.Release("burner")
+	if n := held(s, "burner"); n != 1 {
+		t.Fatalf("burner holds %d slots while its neighbour lingers, want 1", n)
+	}
+	if err := s.Acquire(ctx, "healthy"); err != nil { // finds a free slot at once
 		t.Fatal(err)
 	}
 	s.Release("healthy")
@@ -109,7 +123,7 @@ func TestSlotsShare(t *testing.T) {
 // TestSlotsTimer: a waiter held back by its share alone is served by the timer once its
 // neighbour stops counting as active, with no Release to wake it.
 func TestSlotsTimer(t *testing.T) {
-	s := NewSlots(2, 20*time.Millisecond)
+	s := NewSlots(3, 20*time.Millisecond)
 	ctx := context.Background()
 	if err := s.Acquire(ctx, "healthy"); err != nil {
 		t.Fatal(err)
