@@ -73,7 +73,7 @@ type result struct {
 	// converged and every controller's status counts written. The manager writes counts on
 	// its own 10 s tick, so the longer convergence takes the more of them fall before it ends;
 	// settled, every N has made the same writes.
-	settleCPU float64
+	settleCPU   float64
 	idle        time.Duration // the idle stretch measured
 	idleCPU     float64       // engine CPU-seconds over it
 	rssConverge int64         // peak RSS at convergence, bytes
