@@ -19,6 +19,7 @@ import (
 
 	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/engine/kinds"
+	"metascript.dev/metascript/engine/leader"
 )
 
 // engineFlags are the flags of `metascript run`.
@@ -38,6 +39,7 @@ type engineFlags struct {
 	isolated       isolatedFlags
 	shutdownGrace  time.Duration
 	statusInterval time.Duration
+	leader         leaderFlags
 }
 
 var runUsage = `Usage: metascript run [flags]
@@ -68,6 +70,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	f.isolated.register(fs)
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight reconciles may run after SIGTERM")
 	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "how often controller status counts are refreshed")
+	f.leader.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -139,10 +142,22 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	servers := startServers(f, eng, log)
-	log.Info("engine starting", "api", cfg.Host, "workers", f.workers)
+	elector, err := f.leader.elector(cfg, log)
+	if err != nil {
+		return err
+	}
+	servers := startServers(f, eng, elector, log)
+	log.Info("engine starting", "api", cfg.Host, "workers", f.workers, "leaderElection", elector != nil)
 	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
+	if elector == nil {
+		go func() { done <- eng.Run(ctx) }()
+	} else {
+		// The elector waits for the engine to stop before it releases the Lease, so the
+		// shutdown grace below covers both.
+		go func() {
+			done <- elector.Run(ctx, eng.Run, func() { os.Exit(1) })
+		}()
+	}
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -161,7 +176,7 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 	return err
 }
 
-func startServers(f *engineFlags, eng *engine.Engine, log *slog.Logger) []*http.Server {
+func startServers(f *engineFlags, eng *engine.Engine, elector *leader.Elector, log *slog.Logger) []*http.Server {
 	// One server per distinct address, so that any of the endpoints may share one.
 	muxes := map[string]*http.ServeMux{}
 	var addrs []string
@@ -177,8 +192,20 @@ func startServers(f *engineFlags, eng *engine.Engine, log *slog.Logger) []*http.
 	}
 	if f.healthAddr != "" {
 		health := mux(f.healthAddr)
-		health.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+		health.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+			if elector != nil {
+				if err := elector.Healthy(r); err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+			}
+			fmt.Fprintln(w, "ok")
+		})
 		health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+			if elector != nil && !elector.Leading() {
+				http.Error(w, "standing by: another engine holds the Lease", http.StatusServiceUnavailable)
+				return
+			}
 			if !eng.Ready() {
 				http.Error(w, "controllers not started yet", http.StatusServiceUnavailable)
 				return

@@ -45,14 +45,17 @@ type Process struct {
 	cmd       *exec.Cmd
 	log       string // file holding its stderr
 	metrics   string // URL of /metrics
+	health    string // URL of the health server (/healthz, /readyz)
 	pprofAddr string // empty unless profiling
 	exited    chan struct{}
 	err       error // of Wait, once exited is closed
 }
 
 // Start runs bin against the cluster of kubeconfig with workers workers and an
-// unlimited client rate.
-func Start(bin, dir, kubeconfig string, workers int, pprof bool) (*Process, error) {
+// unlimited client rate, without leader election (a benchmark's one engine: its Lease
+// renewals would count among its requests), and with the flags of extra after those. Its
+// log is dir/engine.log, or dir/engine-<n>.log for the n-th process started in dir.
+func Start(bin, dir, kubeconfig string, workers int, pprof bool, extra ...string) (*Process, error) {
 	metricsAddr, err := FreeAddr()
 	if err != nil {
 		return nil, err
@@ -63,8 +66,15 @@ func Start(bin, dir, kubeconfig string, workers int, pprof bool) (*Process, erro
 	}
 	args := []string{"run", "--kubeconfig", kubeconfig, "--workers", strconv.Itoa(workers),
 		"--qps", "1e6", "--burst", "1000000", "--log-level", "warn",
-		"--metrics-addr", metricsAddr, "--health-addr", healthAddr}
-	e := &Process{log: filepath.Join(dir, "engine.log"), metrics: "http://" + metricsAddr + "/metrics",
+		"--metrics-addr", metricsAddr, "--health-addr", healthAddr, "--leader-elect=false"}
+	logPath := filepath.Join(dir, "engine.log")
+	for n := 2; ; n++ {
+		if _, err := os.Stat(logPath); os.IsNotExist(err) {
+			break
+		}
+		logPath = filepath.Join(dir, fmt.Sprintf("engine-%d.log", n))
+	}
+	e := &Process{log: logPath, metrics: "http://" + metricsAddr + "/metrics", health: "http://" + healthAddr,
 		exited: make(chan struct{})}
 	if pprof {
 		if e.pprofAddr, err = FreeAddr(); err != nil {
@@ -72,6 +82,7 @@ func Start(bin, dir, kubeconfig string, workers int, pprof bool) (*Process, erro
 		}
 		args = append(args, "--pprof-addr", e.pprofAddr)
 	}
+	args = append(args, extra...)
 	logFile, err := os.Create(e.log)
 	if err != nil {
 		return nil, err
@@ -113,6 +124,37 @@ func (e *Process) Running() error {
 		return fmt.Errorf("the engine exited: %v; its log ends:\n%s", e.err, e.LogTail())
 	default:
 		return nil
+	}
+}
+
+// Ready reports whether the engine's /readyz answers 200: it leads (with leader election)
+// and has started its controllers.
+func (e *Process) Ready(ctx context.Context) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.health+"/readyz", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Kill ends the engine with SIGKILL: no shutdown at all.
+func (e *Process) Kill() {
+	_ = e.cmd.Process.Kill()
+	<-e.exited
+}
+
+// Exited reports whether the process has exited, and its Wait error.
+func (e *Process) Exited() (bool, error) {
+	select {
+	case <-e.exited:
+		return true, e.err
+	default:
+		return false, nil
 	}
 }
 

@@ -281,11 +281,23 @@ func TestShippedServiceAccountMayDoWhatTheEngineDoes(t *testing.T) {
 		}
 		checks = append(checks, check{"patch", r.group, r.resource, "status"}, check{"update", r.group, r.resource, "finalizers"})
 	}
+	type located struct {
+		check
+		namespace string
+	}
+	var all []located
 	for _, c := range checks {
+		all = append(all, located{c, "default"})
+	}
+	// Leader election, in the engine's own namespace.
+	for _, v := range []string{"get", "create", "update"} {
+		all = append(all, located{check{v, "coordination.k8s.io", "leases", ""}, "metascript-system"})
+	}
+	for _, c := range all {
 		review, err := env.Kube.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{
 			Spec: authorizationv1.SubjectAccessReviewSpec{
 				User: user.UserName, Groups: user.Groups,
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: c.verb,
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: c.namespace, Verb: c.verb,
 					Group: c.group, Resource: c.resource, Subresource: c.subresource},
 			},
 		}, metav1.CreateOptions{})

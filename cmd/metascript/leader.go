@@ -1,0 +1,52 @@
+package main
+
+import (
+	"flag"
+	"log/slog"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"metascript.dev/metascript/engine/leader"
+)
+
+// leaderFlags are `metascript run`'s leader election flags.
+type leaderFlags struct {
+	enabled                                   bool
+	namespace, name                           string
+	leaseDuration, renewDeadline, retryPeriod time.Duration
+}
+
+func (f *leaderFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.enabled, "leader-elect", true,
+		"reconcile only while holding the engine's Lease, so that one of several replicas works and another takes over; false for one process on a laptop")
+	fs.StringVar(&f.namespace, "leader-elect-namespace", "",
+		"namespace of the Lease; default: the engine's own (in a cluster), else default")
+	fs.StringVar(&f.name, "leader-elect-name", "metascript-engine", "name of the Lease")
+	fs.DurationVar(&f.leaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"how long a standby waits after the leader's last renewal before it takes over")
+	fs.DurationVar(&f.renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"how long the leader tries to renew before it stops reconciling and exits")
+	fs.DurationVar(&f.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often the Lease is renewed or tried")
+}
+
+// elector returns the Elector the flags ask for, or nil without leader election.
+func (f *leaderFlags) elector(cfg *rest.Config, log *slog.Logger) (*leader.Elector, error) {
+	if !f.enabled {
+		return nil, nil
+	}
+	ns := f.namespace
+	if ns == "" {
+		ns = leader.InClusterNamespace()
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return leader.New(leader.Config{Client: client, Namespace: ns, Name: f.name, LeaseDuration: f.leaseDuration,
+		RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod, Log: log})
+}

@@ -1,0 +1,194 @@
+// Package leader runs the engine only while its process holds the engine's Lease, with
+// client-go's leader election, so that of several replicas exactly one reconciles and a
+// standby takes over when the leader goes.
+//
+// The argument that two leaders never write at once, and its limits:
+//   - A leader renews its Lease every RetryPeriod and gives up leading once it could not
+//     renew for RenewDeadline; a standby takes the Lease only once LeaseDuration has passed
+//     since the last renewal it saw. RenewDeadline < LeaseDuration leaves the old leader
+//     LeaseDuration − RenewDeadline (5 s by default) to stop before anyone may start.
+//   - Giving up leading cancels the engine's context at once: every request a reconcile makes
+//     after that moment fails before it is sent, so no reconcile started after it writes; the
+//     process then exits (lost is called), as controller-runtime's managers do.
+//   - On a graceful stop (ctx ends) the engine stops first, letting in-flight reconciles
+//     finish, and only then is the Lease released: a successor starts in seconds, never while
+//     the old leader still writes.
+//   - Not covered: leader election has no fencing. A request already on the wire when the
+//     leader gave up still lands; a process paused longer than the margin (a stopped VM, a
+//     SIGSTOP, a clock that jumps) may wake up and send one before it notices. The API
+//     server's optimistic concurrency (resourceVersion on updates, server-side apply's field
+//     ownership) limits what such a late write can overwrite; it does not prevent it.
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// Config configures an Elector. The timings default to client-go's: LeaseDuration 15 s,
+// RenewDeadline 10 s, RetryPeriod 2 s.
+type Config struct {
+	Client kubernetes.Interface
+	// Namespace and Name name the Lease; Identity names this process in it (default: the
+	// host name and a random suffix).
+	Namespace, Name, Identity                 string
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	Log                                       *slog.Logger
+}
+
+// Elector campaigns for the Lease and runs the engine while it holds it. Its methods are safe
+// for concurrent use.
+type Elector struct {
+	cfg     Config
+	le      *leaderelection.LeaderElector
+	health  *leaderelection.HealthzAdaptor
+	leading atomic.Bool
+}
+
+// ErrLost is returned by Run when the Lease was lost while the engine ran.
+var ErrLost = errors.New("lost the leader Lease")
+
+// New returns an Elector; it campaigns once Run is called.
+func New(cfg Config) (*Elector, error) {
+	if cfg.LeaseDuration == 0 {
+		cfg.LeaseDuration = 15 * time.Second
+	}
+	if cfg.RenewDeadline == 0 {
+		cfg.RenewDeadline = 10 * time.Second
+	}
+	if cfg.RetryPeriod == 0 {
+		cfg.RetryPeriod = 2 * time.Second
+	}
+	if cfg.Identity == "" {
+		host, _ := os.Hostname()
+		cfg.Identity = host + "_" + rand.String(8)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RenewDeadline >= cfg.LeaseDuration || cfg.RetryPeriod >= cfg.RenewDeadline {
+		return nil, fmt.Errorf("leader election timings: want retry period %v < renew deadline %v < lease duration %v",
+			cfg.RetryPeriod, cfg.RenewDeadline, cfg.LeaseDuration)
+	}
+	// Liveness fails once a leader has not renewed for its renew deadline and as long again.
+	return &Elector{cfg: cfg, health: leaderelection.NewLeaderHealthzAdaptor(cfg.RenewDeadline)}, nil
+}
+
+// Identity is this process's name in the Lease.
+func (e *Elector) Identity() string { return e.cfg.Identity }
+
+// Leading reports whether the engine runs: this process holds the Lease.
+func (e *Elector) Leading() bool { return e.leading.Load() }
+
+// Healthy returns an error when this process leads but has not renewed its Lease for too long
+// (a liveness check: renewals stopped); nil otherwise, standbys included.
+func (e *Elector) Healthy(r *http.Request) error { return e.health.Check(r) }
+
+// Run campaigns until ctx ends. Once this process holds the Lease it calls lead with a
+// context that ends when ctx ends or the Lease is lost, and returns what lead returns. When
+// ctx ends it waits for lead to return before releasing the Lease. When the Lease is lost
+// while ctx has not ended, lost is called at once (it should end the process) and Run returns
+// ErrLost. Run is called once.
+func (e *Elector) Run(ctx context.Context, lead func(context.Context) error, lost func()) error {
+	electing, stopElecting := context.WithCancel(context.Background())
+	defer stopElecting()
+	var (
+		mu       sync.Mutex
+		stopping bool
+		running  bool
+	)
+	result := make(chan error, 1)
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: e.cfg.Namespace, Name: e.cfg.Name},
+		Client:     e.cfg.Client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: e.cfg.Identity},
+	}
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock: lock, Name: e.cfg.Name, ReleaseOnCancel: true, WatchDog: e.health,
+		LeaseDuration: e.cfg.LeaseDuration, RenewDeadline: e.cfg.RenewDeadline, RetryPeriod: e.cfg.RetryPeriod,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(held context.Context) {
+				mu.Lock()
+				if stopping {
+					mu.Unlock()
+					return
+				}
+				running = true
+				mu.Unlock()
+				e.leading.Store(true)
+				e.cfg.Log.Info("leading: this engine holds the Lease and reconciles", "lease", e.lease(), "identity", e.cfg.Identity)
+				run, cancel := context.WithCancel(held)
+				stop := context.AfterFunc(ctx, cancel)
+				err := lead(run)
+				stop()
+				cancel()
+				if err == nil && held.Err() != nil && ctx.Err() == nil {
+					err = ErrLost
+				}
+				result <- err
+			},
+			OnStoppedLeading: func() {
+				wasLeading := e.leading.Swap(false)
+				if wasLeading && ctx.Err() == nil {
+					e.cfg.Log.Error("lost the Lease: stopping at once", "lease", e.lease(), "identity", e.cfg.Identity)
+					lost()
+				}
+			},
+			OnNewLeader: func(identity string) {
+				if identity != e.cfg.Identity {
+					e.cfg.Log.Info("standing by: another engine leads", "lease", e.lease(), "leader", identity)
+				}
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	e.health.SetLeaderElection(le)
+	e.le = le
+	elected := make(chan struct{})
+	go func() {
+		defer close(elected)
+		le.Run(electing)
+	}()
+	select {
+	case err = <-result:
+	case <-ctx.Done():
+		mu.Lock()
+		stopping = true
+		wait := running
+		mu.Unlock()
+		if wait {
+			err = <-result
+		}
+	}
+	stopElecting() // releases the Lease: lead has returned
+	<-elected
+	return err
+}
+
+func (e *Elector) lease() string { return e.cfg.Namespace + "/" + e.cfg.Name }
+
+// InClusterNamespace is the namespace of the ServiceAccount the process runs as, or "" outside
+// a cluster.
+func InClusterNamespace() string {
+	b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,213 @@
+// Package leader runs `metascript run` as processes with leader election on one control
+// plane: exactly one engine reconciles, a standby takes over from a leader killed with
+// SIGKILL once the Lease expires, and from one stopped with SIGTERM as soon as it released
+// the Lease. Short Lease timings keep the test short; the logic is the same at the defaults.
+package leader
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"metascript.dev/metascript/test/controlplane"
+	"metascript.dev/metascript/test/engineproc"
+	"metascript.dev/metascript/test/enginetest"
+)
+
+const namespace = "leader"
+
+var (
+	controllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"}
+	// leaseFlags: a standby takes over 4 s after the leader's last renewal.
+	leaseFlags = []string{"--leader-elect=true", "--leader-elect-namespace", "default", "--leader-elect-lease-duration", "4s",
+		"--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms"}
+)
+
+func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
+	dir := t.TempDir()
+	bin, err := engineproc.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := controlplane.Start(controlplane.Options{
+		CRDDirs: []string{filepath.Join(root, "manifests", "crds"), filepath.Join("..", "scale", "testdata", "crds")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	admin := dynamic.NewForConfigOrDie(cp.Config)
+	_, kubeconfig, err := cp.User("metascript-engine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(dir, "engine.kubeconfig")
+	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubernetes.NewForConfigOrDie(cp.Config).CoreV1().Namespaces().Create(ctx,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cc := enginetest.ObjectsFromFile(t, filepath.Join("..", "scale", "testdata", "controller.yaml"))[0]
+	if _, err := admin.Resource(controllers).Create(ctx, cc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := func() *engineproc.Process {
+		e, err := engineproc.Start(bin, dir, kc, 2, false, leaseFlags...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Stop)
+		return e
+	}
+	parents := 0
+	addParents := func(n int) {
+		for range n {
+			parents++
+			if _, err := admin.Resource(enginetest.Fanouts).Namespace(namespace).Create(ctx,
+				enginetest.Fanout(fmt.Sprintf("p%d", parents), 2), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	// Two engines: one leads and converges every parent, the other reconciles nothing.
+	a, b := start(), start()
+	addParents(10)
+	leaderOf := func(engines ...*engineproc.Process) *engineproc.Process {
+		var leader *engineproc.Process
+		waitFor(t, ctx, func() (bool, string) {
+			leader = nil
+			ready := 0
+			for _, e := range engines {
+				if e.Ready(ctx) {
+					leader = e
+					ready++
+				}
+			}
+			return ready == 1, fmt.Sprintf("%d of %d engines ready, want exactly one", ready, len(engines))
+		})
+		return leader
+	}
+	leader := leaderOf(a, b)
+	standby := a
+	if leader == a {
+		standby = b
+	}
+	waitConverged(t, ctx, admin, parents)
+	if got := reconciles(t, ctx, standby); got != 0 {
+		t.Errorf("the standby reconciled %v times, want 0", got)
+	}
+	if got := reconciles(t, ctx, leader); got < float64(parents) {
+		t.Errorf("the leader reconciled %v times, want at least %d", got, parents)
+	}
+
+	// SIGKILL: the standby takes over once the Lease expires, and converges new parents.
+	killed := time.Now()
+	leader.Kill()
+	addParents(10)
+	if got := leaderOf(standby); got != standby {
+		t.Fatal("no engine leads after the leader was killed")
+	}
+	t.Logf("takeover after SIGKILL: %v (lease duration 4s)", time.Since(killed).Round(100*time.Millisecond))
+	waitConverged(t, ctx, admin, parents)
+
+	// SIGTERM: the leader stops, releases the Lease, and a new standby takes over at once.
+	next := start()
+	waitFor(t, ctx, func() (bool, string) {
+		return !next.Ready(ctx) && standby.Ready(ctx), "the new engine must stand by while the old one leads"
+	})
+	stopped := time.Now()
+	standby.Stop()
+	if exited, err := standby.Exited(); !exited || err != nil {
+		t.Errorf("the leader stopped with SIGTERM exited %v with %v, want a clean exit", exited, err)
+	}
+	addParents(10)
+	if got := leaderOf(next); got != next {
+		t.Fatal("no engine leads after the leader stopped")
+	}
+	t.Logf("takeover after SIGTERM: %v (the Lease was released)", time.Since(stopped).Round(100*time.Millisecond))
+	waitConverged(t, ctx, admin, parents)
+
+	// A leader whose Lease is taken from it stops and exits with an error.
+	leases := kubernetes.NewForConfigOrDie(cp.Config).CoordinationV1().Leases("default")
+	lease, err := leases.Get(ctx, "metascript-engine", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	thief, now := "thief", metav1.NewMicroTime(time.Now())
+	lease.Spec.HolderIdentity, lease.Spec.RenewTime, lease.Spec.AcquireTime = &thief, &now, &now
+	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, func() (bool, string) {
+		exited, err := next.Exited()
+		return exited && err != nil, fmt.Sprintf("the engine that lost its Lease: exited %v (%v), want an exit with an error", exited, err)
+	})
+}
+
+// reconciles is how many reconciles engine e has made, by its metrics.
+func reconciles(t *testing.T, ctx context.Context, e *engineproc.Process) float64 {
+	t.Helper()
+	v, err := e.MetricSum(ctx, "metascript_reconciles_total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v[0]
+}
+
+// waitConverged waits until every one of n Fanouts has its 2 ConfigMaps and its status.
+func waitConverged(t *testing.T, ctx context.Context, admin dynamic.Interface, n int) {
+	t.Helper()
+	waitFor(t, ctx, func() (bool, string) {
+		list, err := admin.Resource(enginetest.Fanouts).Namespace(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		done := 0
+		for _, p := range list.Items {
+			if c, _, _ := unstructured.NestedInt64(p.Object, "status", "children"); c == 2 {
+				done++
+			}
+		}
+		cms, err := admin.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(namespace).
+			List(ctx, metav1.ListOptions{LabelSelector: "fanout"})
+		if err != nil {
+			return false, err.Error()
+		}
+		return done == n && len(cms.Items) == 2*n, fmt.Sprintf("%d of %d parents converged, %d of %d children", done, n, len(cms.Items), 2*n)
+	})
+}
+
+// waitFor polls cond until it holds, failing the test when ctx ends first.
+func waitFor(t *testing.T, ctx context.Context, cond func() (bool, string)) {
+	t.Helper()
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("condition not met: %s", msg)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
