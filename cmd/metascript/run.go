@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/engine/kinds"
@@ -87,6 +88,8 @@ func runEngine(args []string) int {
 		fmt.Fprintln(os.Stderr, "metascript:", err)
 		return 2
 	}
+	// client-go's own log lines (leader election's among them) go to the same JSON log.
+	klog.SetSlogLogger(log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := serve(ctx, f, log); err != nil {
