@@ -3,10 +3,11 @@
 // standby takes over when the leader goes.
 //
 // The argument that two leaders never write at once, and its limits:
-//   - A leader renews its Lease every RetryPeriod and gives up leading once it could not
-//     renew for RenewDeadline; a standby takes the Lease only once LeaseDuration has passed
-//     since the last renewal it saw. RenewDeadline < LeaseDuration leaves the old leader
-//     LeaseDuration − RenewDeadline (5 s by default) to stop before anyone may start.
+//   - A leader renews its Lease every RetryPeriod and gives up leading once a round of
+//     renewals has failed for RenewDeadline: at most RetryPeriod + RenewDeadline after its
+//     last renewal. A standby takes the Lease only once LeaseDuration has passed since the
+//     last renewal it saw. New requires RetryPeriod + RenewDeadline < LeaseDuration, which
+//     leaves the old leader the difference (3 s by default) to stop before anyone may start.
 //   - Giving up leading cancels the engine's context at once: every request a reconcile makes
 //     after that moment fails before it is sent, so no reconcile started after it writes; the
 //     process then exits (lost is called), as controller-runtime's managers do.
@@ -80,8 +81,8 @@ func New(cfg Config) (*Elector, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.RenewDeadline >= cfg.LeaseDuration || cfg.RetryPeriod >= cfg.RenewDeadline {
-		return nil, fmt.Errorf("leader election timings: want retry period %v < renew deadline %v < lease duration %v",
+	if cfg.RetryPeriod >= cfg.RenewDeadline || cfg.RetryPeriod+cfg.RenewDeadline >= cfg.LeaseDuration {
+		return nil, fmt.Errorf("leader election timings: want retry period %v < renew deadline %v, and both together < lease duration %v",
 			cfg.RetryPeriod, cfg.RenewDeadline, cfg.LeaseDuration)
 	}
 	// Liveness fails once a leader has not renewed for its renew deadline and as long again.

@@ -1,14 +1,20 @@
 // Package leader runs `metascript run` as processes with leader election on one control
 // plane: exactly one engine reconciles, a standby takes over from a leader killed with
 // SIGKILL once the Lease expires, and from one stopped with SIGTERM as soon as it released
-// the Lease. Short Lease timings keep the test short; the logic is the same at the defaults.
+// the Lease; a leader whose Lease is taken stops writing within a retry period and its renew
+// deadline, and exits. Who wrote what, and when, is read from the API server's audit log: each engine runs
+// as a user of its own. Short Lease timings keep the test short; the logic is the same at the
+// defaults.
 package leader
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -43,8 +49,10 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	audit := filepath.Join(dir, "audit.log")
 	cp, err := controlplane.Start(controlplane.Options{
-		CRDDirs: []string{filepath.Join(root, "manifests", "crds"), filepath.Join("..", "scale", "testdata", "crds")},
+		CRDDirs:  []string{filepath.Join(root, "manifests", "crds"), filepath.Join("..", "scale", "testdata", "crds")},
+		AuditLog: audit,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -53,14 +61,6 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	admin := dynamic.NewForConfigOrDie(cp.Config)
-	_, kubeconfig, err := cp.User("metascript-engine")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc := filepath.Join(dir, "engine.kubeconfig")
-	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := kubernetes.NewForConfigOrDie(cp.Config).CoreV1().Namespaces().Create(ctx,
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -69,7 +69,15 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	if _, err := admin.Resource(controllers).Create(ctx, cc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	start := func() *engineproc.Process {
+	start := func(user string) *engineproc.Process {
+		_, kubeconfig, err := cp.User(user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kc := filepath.Join(dir, user+".kubeconfig")
+		if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		e, err := engineproc.Start(bin, dir, kc, 2, false, leaseFlags...)
 		if err != nil {
 			t.Fatal(err)
@@ -89,7 +97,7 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	}
 
 	// Two engines: one leads and converges every parent, the other reconciles nothing.
-	a, b := start(), start()
+	a, b := start("engine-a"), start("engine-b")
 	addParents(10)
 	leaderOf := func(engines ...*engineproc.Process) *engineproc.Process {
 		var leader *engineproc.Process
@@ -107,9 +115,9 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 		return leader
 	}
 	leader := leaderOf(a, b)
-	standby := a
+	standby, standbyUser := a, "engine-a"
 	if leader == a {
-		standby = b
+		standby, standbyUser = b, "engine-b"
 	}
 	waitConverged(t, ctx, admin, parents)
 	if got := reconciles(t, ctx, standby); got != 0 {
@@ -128,9 +136,12 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	}
 	t.Logf("takeover after SIGKILL: %v (lease duration 4s)", time.Since(killed).Round(100*time.Millisecond))
 	waitConverged(t, ctx, admin, parents)
+	if w := writes(t, audit, standbyUser); len(w) == 0 || w[0].Before(killed) {
+		t.Errorf("the standby's first write: %v, want one after the leader was killed at %v", w, killed)
+	}
 
 	// SIGTERM: the leader stops, releases the Lease, and a new standby takes over at once.
-	next := start()
+	next := start("engine-c")
 	waitFor(t, ctx, func() (bool, string) {
 		return !next.Ready(ctx) && standby.Ready(ctx), "the new engine must stand by while the old one leads"
 	})
@@ -146,13 +157,25 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	t.Logf("takeover after SIGTERM: %v (the Lease was released)", time.Since(stopped).Round(100*time.Millisecond))
 	waitConverged(t, ctx, admin, parents)
 
-	// A leader whose Lease is taken from it stops and exits with an error.
+	// A leader whose Lease is taken from it, while parents keep coming, stops writing within a
+	// retry period and its renew deadline of its last renewal, and exits with an error.
+	busy, stopBusy := context.WithCancel(ctx)
+	defer stopBusy()
+	go func() {
+		for i := 0; busy.Err() == nil; i++ {
+			_, _ = admin.Resource(enginetest.Fanouts).Namespace(namespace).Create(busy,
+				enginetest.Fanout(fmt.Sprintf("busy%d", i), 2), metav1.CreateOptions{})
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	time.Sleep(time.Second) // the leader is writing for the busy parents
 	leases := kubernetes.NewForConfigOrDie(cp.Config).CoordinationV1().Leases("default")
 	lease, err := leases.Get(ctx, "metascript-engine", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	thief, now := "thief", metav1.NewMicroTime(time.Now())
+	stolen := time.Now()
+	thief, now := "thief", metav1.NewMicroTime(stolen)
 	lease.Spec.HolderIdentity, lease.Spec.RenewTime, lease.Spec.AcquireTime = &thief, &now, &now
 	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -161,6 +184,66 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 		exited, err := next.Exited()
 		return exited && err != nil, fmt.Sprintf("the engine that lost its Lease: exited %v (%v), want an exit with an error", exited, err)
 	})
+	stopBusy()
+	w := writes(t, audit, "engine-c")
+	before, after := 0, 0
+	for _, at := range w {
+		switch {
+		case at.Before(stolen) && at.After(stolen.Add(-time.Second)):
+			before++
+		// A retry period and the renew deadline, and a quarter second for a request already
+		// on the wire when the engine gave up (no fencing: docs/operations.md).
+		case at.After(stolen.Add(3750 * time.Millisecond)):
+			after++
+		}
+	}
+	if before == 0 {
+		t.Errorf("the leader made no write in the second before its Lease was taken: nothing shows it stopped")
+	}
+	if after > 0 {
+		t.Errorf("the leader made %d writes more than a retry period and its renew deadline after its Lease was taken, the last %v after",
+			after, w[len(w)-1].Sub(stolen))
+	}
+}
+
+// writes returns when the API server received each write (create, update, patch, delete) of
+// user other than to its Lease, in order, from the audit log at path.
+func writes(t *testing.T, path, user string) []time.Time {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []time.Time
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		var ev struct {
+			Stage    string    `json:"stage"`
+			Verb     string    `json:"verb"`
+			Received time.Time `json:"requestReceivedTimestamp"`
+			User     struct {
+				Username string `json:"username"`
+			} `json:"user"`
+			ObjectRef struct {
+				Resource string `json:"resource"`
+			} `json:"objectRef"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.User.Username != user || ev.Stage != "ResponseComplete" ||
+			ev.ObjectRef.Resource == "leases" {
+			continue
+		}
+		switch ev.Verb {
+		case "create", "update", "patch", "delete":
+			out = append(out, ev.Received)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Before(out[j]) })
+	return out
 }
 
 // reconciles is how many reconciles engine e has made, by its metrics.
