@@ -41,7 +41,7 @@ var Descriptor = &reconcile.Descriptor{
 		reconcile.CustomizeHook,
 	},
 	FinalizerPrefix: FinalizerPrefix,
-	Read:            read,
+	Read:            reconcile.ReadAs(declare),
 	Configure:       configure,
 }
 
@@ -51,21 +51,9 @@ const revisionsField = "controllerrevisions.metascript.dev (for rolling updates)
 // NamespacedDescriptor is the NamespacedCompositeController kind: a CompositeController
 // confined to its namespace.
 var NamespacedDescriptor = Descriptor.NamespacedTwin("NamespacedCompositeController", v1alpha1.NamespacedCompositeControllerResource,
-	func(decode func(any) error) (*reconcile.Declared, error) {
-		n := &v1alpha1.NamespacedCompositeController{}
-		if err := decode(n); err != nil {
-			return nil, err
-		}
-		return declare(&v1alpha1.CompositeController{TypeMeta: n.TypeMeta, ObjectMeta: n.ObjectMeta, Spec: n.Spec}), nil
-	})
-
-func read(decode func(any) error) (*reconcile.Declared, error) {
-	cc := &v1alpha1.CompositeController{}
-	if err := decode(cc); err != nil {
-		return nil, err
-	}
-	return declare(cc), nil
-}
+	reconcile.ReadAs(func(n *v1alpha1.NamespacedCompositeController) *reconcile.Declared {
+		return declare(&v1alpha1.CompositeController{TypeMeta: n.TypeMeta, ObjectMeta: n.ObjectMeta, Spec: n.Spec})
+	}))
 
 // declare says what a CompositeController, or its namespaced twin's spec, declares.
 func declare(cc *v1alpha1.CompositeController) *reconcile.Declared {

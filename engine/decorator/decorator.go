@@ -44,28 +44,16 @@ var Descriptor = &reconcile.Descriptor{
 	FinalizerPrefix:    FinalizerPrefix,
 	FieldManagerPrefix: "decorator/",
 	FinalizeDeselected: true,
-	Read:               read,
+	Read:               reconcile.ReadAs(declare),
 	Configure:          configure,
 }
 
 // NamespacedDescriptor is the NamespacedDecoratorController kind: a DecoratorController
 // confined to its namespace.
 var NamespacedDescriptor = Descriptor.NamespacedTwin("NamespacedDecoratorController", v1alpha1.NamespacedDecoratorControllerResource,
-	func(decode func(any) error) (*reconcile.Declared, error) {
-		n := &v1alpha1.NamespacedDecoratorController{}
-		if err := decode(n); err != nil {
-			return nil, err
-		}
-		return declare(&v1alpha1.DecoratorController{TypeMeta: n.TypeMeta, ObjectMeta: n.ObjectMeta, Spec: n.Spec}), nil
-	})
-
-func read(decode func(any) error) (*reconcile.Declared, error) {
-	dc := &v1alpha1.DecoratorController{}
-	if err := decode(dc); err != nil {
-		return nil, err
-	}
-	return declare(dc), nil
-}
+	reconcile.ReadAs(func(n *v1alpha1.NamespacedDecoratorController) *reconcile.Declared {
+		return declare(&v1alpha1.DecoratorController{TypeMeta: n.TypeMeta, ObjectMeta: n.ObjectMeta, Spec: n.Spec})
+	}))
 
 // declare says what a DecoratorController, or its namespaced twin's spec, declares.
 func declare(dc *v1alpha1.DecoratorController) *reconcile.Declared {

@@ -53,28 +53,16 @@ var Descriptor = &reconcile.Descriptor{
 	},
 	FinalizerPrefix:    "metascript.dev/mapcontroller-",
 	FieldManagerPrefix: "map/",
-	Read:               read,
+	Read:               reconcile.ReadAs(declare),
 	Configure:          configure,
 }
 
 // NamespacedDescriptor is the NamespacedMapController kind: a MapController confined to its
 // namespace.
 var NamespacedDescriptor = Descriptor.NamespacedTwin("NamespacedMapController", v1alpha1.NamespacedMapControllerResource,
-	func(decode func(any) error) (*reconcile.Declared, error) {
-		n := &v1alpha1.NamespacedMapController{}
-		if err := decode(n); err != nil {
-			return nil, err
-		}
-		return declare(&v1alpha1.MapController{TypeMeta: n.TypeMeta, ObjectMeta: n.ObjectMeta, Spec: n.Spec}), nil
-	})
-
-func read(decode func(any) error) (*reconcile.Declared, error) {
-	mc := &v1alpha1.MapController{}
-	if err := decode(mc); err != nil {
-		return nil, err
-	}
-	return declare(mc), nil
-}
+	reconcile.ReadAs(func(n *v1alpha1.NamespacedMapController) *reconcile.Declared {
+		return declare(&v1alpha1.MapController{TypeMeta: n.TypeMeta, ObjectMeta: n.ObjectMeta, Spec: n.Spec})
+	}))
 
 // declare says what a MapController, or its namespaced twin's spec, declares.
 func declare(mc *v1alpha1.MapController) *reconcile.Declared {

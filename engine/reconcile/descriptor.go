@@ -60,6 +60,18 @@ func (d *Descriptor) NamespacedTwin(kind string, resource schema.GroupVersionRes
 	return &twin
 }
 
+// ReadAs returns a Descriptor.Read that decodes into a new T and says what declare makes of
+// it: each kind's read, and its namespaced twin's, without restating the decoding.
+func ReadAs[T any](declare func(*T) *Declared) func(decode func(into any) error) (*Declared, error) {
+	return func(decode func(into any) error) (*Declared, error) {
+		v := new(T)
+		if err := decode(v); err != nil {
+			return nil, err
+		}
+		return declare(v), nil
+	}
+}
+
 // Name is the kind in lower case: the prefix of every controller's name in logs, metrics,
 // work queues and compile positions (compositecontroller/NAME).
 func (d *Descriptor) Name() string { return strings.ToLower(d.Kind) }

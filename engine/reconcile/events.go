@@ -35,20 +35,21 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 	ignoreStatus := r.parents[res].IgnoreStatusChanges
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			r.track(res, obj)
-			r.enqueue(r.parentRequest(res, obj))
+			if req, acts := r.trackParent(res, obj); acts {
+				r.enqueue([]Request{req})
+			}
 		},
 		UpdateFunc: func(old, cur any) {
-			r.track(res, cur)
+			req, acts := r.trackParent(res, cur)
 			if ignoreStatus && onlyStatusChanged(old, cur) {
 				return
 			}
-			if u, ok := cur.(*unstructured.Unstructured); ok {
-				if key, err := cache.MetaNamespaceKeyFunc(u); err == nil && r.overlay.parentEcho(Request{Resource: res, Key: key}, u) {
-					return // the echo of the engine's own status write
-				}
+			if u, ok := cur.(*unstructured.Unstructured); ok && req.Key != "" && r.overlay.parentEcho(req, u) {
+				return // the echo of the engine's own status write
 			}
-			r.enqueue(r.parentRequest(res, cur))
+			if acts {
+				r.enqueue([]Request{req})
+			}
 		},
 		DeleteFunc: func(obj any) {
 			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
@@ -70,36 +71,28 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 	}
 }
 
-// track records whether the controller selects a parent as it is now, for Counts.
-func (r *Runner) track(res int, obj any) {
+// trackParent records whether the controller selects parent obj of resource res as it is now,
+// for Counts, and returns its request and whether the controller acts on it (acts). A key
+// that cannot be made returns the zero Request.
+func (r *Runner) trackParent(res int, obj any) (req Request, acts bool) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return
+		return Request{}, false
 	}
 	key, err := cache.MetaNamespaceKeyFunc(u)
 	if err != nil {
-		return
+		return Request{}, false
 	}
-	req := Request{Resource: res, Key: key}
-	r.setSelected(req, !r.outside(req) && r.cfg.Kind.Selects(res, u))
+	req = Request{Resource: res, Key: key}
+	selected := r.cfg.Kind.Selects(res, u)
+	r.setSelected(req, selected && !r.outside(req))
+	return req, r.actsOn(u, selected)
 }
 
-// parentRequest is the request of a parent the controller selects, or of one that still
-// holds its finalizer and must be finalized; nil otherwise.
-func (r *Runner) parentRequest(res int, obj any) []Request {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return nil
-	}
-	if !r.cfg.Kind.Selects(res, u) &&
-		!(r.built.Descriptor.FinalizeDeselected && slices.Contains(u.GetFinalizers(), r.finalizer)) {
-		return nil
-	}
-	key, err := cache.MetaNamespaceKeyFunc(u)
-	if err != nil {
-		return nil
-	}
-	return []Request{{Resource: res, Key: key}}
+// actsOn reports whether the controller acts on a parent: it selects it (selected), or the
+// parent still holds its finalizer and must be finalized.
+func (r *Runner) actsOn(parent *unstructured.Unstructured, selected bool) bool {
+	return selected || r.built.Descriptor.FinalizeDeselected && slices.Contains(parent.GetFinalizers(), r.finalizer)
 }
 
 // onlyStatusChanged reports whether nothing but status (and resourceVersion/managedFields)
@@ -223,8 +216,9 @@ func (r *Runner) childRequests(u *unstructured.Unstructured) []Request {
 	}
 	var out []Request
 	for _, req := range r.cfg.Watches.Orphans(u, r.parentIndexers()) {
-		if obj, exists, _ := r.parents[req.Resource].informer.Indexer().GetByKey(req.Key); exists {
-			out = append(out, r.parentRequest(req.Resource, obj)...)
+		obj, exists, _ := r.parents[req.Resource].informer.Indexer().GetByKey(req.Key)
+		if u, ok := obj.(*unstructured.Unstructured); exists && ok && r.actsOn(u, r.cfg.Kind.Selects(req.Resource, u)) {
+			out = append(out, req)
 		}
 	}
 	return out

@@ -32,45 +32,19 @@ func (h *busyHook) Invoke(ctx context.Context, _ map[string]any, _ *slog.Logger)
 
 func (h *busyHook) Form() string { return "starlark" }
 
-// TestHookCallsBound: however many calls a controller's workers and map calls start, no
-// more than Env.HookCalls run at once.
-func TestHookCallsBound(t *testing.T) {
-	for _, bound := range []int{1, 3} {
-		hook := &busyHook{}
-		r := &Runner{name: "test/bound", calls: callSlots(bound),
-			built: &Built{Hooks: map[string]hooks.Invoker{"sync": hook}},
-			cfg:   Config{Env: Env{Metrics: metrics.New(), Log: slog.New(slog.DiscardHandler), Recorder: record.NewFakeRecorder(100)}}}
-		parent := &unstructured.Unstructured{}
-		parent.SetName("p")
-		var wg sync.WaitGroup
-		for range 12 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := r.invoke(context.Background(), "sync", "", map[string]any{}, parent); err != nil {
-					t.Error(err)
-				}
-			}()
-		}
-		wg.Wait()
-		if most := hook.most.Load(); most > int32(bound) || most < 1 {
-			t.Errorf("bound %d: %d calls ran at once", bound, most)
-		}
-	}
-}
-
-// TestInlineCallsTakeCores: with one core slot in the engine, no two inline calls run at
-// once, whatever the controller's own bound allows.
-func TestInlineCallsTakeCores(t *testing.T) {
+// mostAtOnce makes n concurrent sync calls through a Runner whose hook call bound is calls
+// and whose engine has cores (nil: none), and returns how many ran at once at the most.
+func mostAtOnce(t *testing.T, n, calls int, cores *fairshare.Slots) int32 {
+	t.Helper()
 	hook := &busyHook{}
-	r := &Runner{name: "test/cores", calls: callSlots(8),
+	r := &Runner{name: "test/bound", calls: callSlots(calls),
 		built: &Built{Hooks: map[string]hooks.Invoker{"sync": hook}},
 		cfg: Config{Env: Env{Metrics: metrics.New(), Log: slog.New(slog.DiscardHandler), Recorder: record.NewFakeRecorder(100),
-			Cores: fairshare.NewSlots(1, time.Second)}}}
+			Cores: cores}}}
 	parent := &unstructured.Unstructured{}
 	parent.SetName("p")
 	var wg sync.WaitGroup
-	for range 6 {
+	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -80,7 +54,25 @@ func TestInlineCallsTakeCores(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if most := hook.most.Load(); most != 1 {
-		t.Errorf("%d inline calls ran at once, want 1", most)
+	return hook.most.Load()
+}
+
+// TestHookCallsBound: however many calls a controller's workers and map calls start, no
+// more than Env.HookCalls run at once, nor more inline calls than the engine's core slots.
+func TestHookCallsBound(t *testing.T) {
+	cases := []struct {
+		name     string
+		calls    int
+		cores    *fairshare.Slots
+		min, max int32
+	}{
+		{"bound 1", 1, nil, 1, 1},
+		{"bound 3", 3, nil, 1, 3},
+		{"one core slot, bound 8", 8, fairshare.NewSlots(1, time.Second), 1, 1},
+	}
+	for _, c := range cases {
+		if most := mostAtOnce(t, 12, c.calls, c.cores); most < c.min || most > c.max {
+			t.Errorf("%s: %d calls ran at once, want %d to %d", c.name, most, c.min, c.max)
+		}
 	}
 }

@@ -30,10 +30,12 @@ import (
 //   - input: every event (a map function decides; only MapControllers and rollouts have
 //     inputs).
 //
-// Handlers are called on the informer's one delivery goroutine, in subscription order, with
-// the router's lock released. A runner subscribing to a running informer is handed, as
-// initial-list adds, the cached objects its parent keys select (through index.Label,
-// index.Finalizer, the namespace index) and every cached input.
+// Handlers are called on the informer's one delivery goroutine, in no particular order (each
+// only enqueues into its own runner's queue), with the router's lock released. A runner
+// subscribing to a running informer is handed, as initial-list adds on its own goroutine
+// (so concurrently with events: handlers must be safe for that, as enqueueing is), the cached
+// objects its parent keys select (through index.Label, index.Finalizer, the namespace index)
+// and every cached input.
 type router struct {
 	inf *informers.Informer
 
@@ -382,10 +384,9 @@ func (rt *router) handlers(deleted bool, objs ...*unstructured.Unstructured) []c
 	}
 	rt.mu.RUnlock()
 	if hasChildren {
-		seen := map[string]bool{}
-		for _, u := range objs {
-			if u != nil && !seen[u.GetResourceVersion()] {
-				seen[u.GetResourceVersion()] = true
+		for i, u := range objs {
+			// An update's old object at the same resourceVersion (a relist) routes alike.
+			if u != nil && (i == 0 || objs[0] == nil || u.GetResourceVersion() != objs[0].GetResourceVersion()) {
 				rt.childSubs(children, u)
 			}
 		}

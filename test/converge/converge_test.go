@@ -102,7 +102,7 @@ func converge(t *testing.T, controller string, p params) {
 		t.Fatal(err)
 	}
 	cp, err := controlplane.Start(controlplane.Options{CRDDirs: []string{
-		filepath.Join(root, "manifests", "crds"), filepath.Join("testdata", "crds")}})
+		filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root)}})
 	if err != nil {
 		t.Fatal(err)
 	}

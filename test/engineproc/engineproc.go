@@ -130,16 +130,12 @@ func (e *Process) Running() error {
 // Ready reports whether the engine's /readyz answers 200: it leads (with leader election)
 // and has started its controllers.
 func (e *Process) Ready(ctx context.Context) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.health+"/readyz", nil)
-	if err != nil {
-		return false
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := get(ctx, e.health+"/readyz")
 	if err != nil {
 		return false
 	}
 	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	return true
 }
 
 // Kill ends the engine with SIGKILL: no shutdown at all.
@@ -173,81 +169,30 @@ func (e *Process) LogTail() string {
 	return string(data)
 }
 
-// Metric reads the engine's /metrics and returns the value of each series named in want
-// (name and labels as the text format writes them, such as
-// `metascript_workqueue_depth{name="compositecontroller/scale"}`); a series not there is 0.
-func (e *Process) Metric(ctx context.Context, want ...string) ([]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.metrics, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", e.metrics, resp.Status)
-	}
-	out := make([]float64, len(want))
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		for i, w := range want {
-			if rest, ok := strings.CutPrefix(line, w+" "); ok {
-				if out[i], err = strconv.ParseFloat(strings.Fields(rest)[0], 64); err != nil {
-					return nil, fmt.Errorf("%s: %w", line, err)
-				}
-			}
-		}
-	}
-	return out, sc.Err()
-}
-
-// Profile saves a CPU profile of seconds seconds from the engine's pprof server to file,
-// waiting for the server to listen first.
-func (e *Process) Profile(ctx context.Context, seconds int, file string) error {
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.pprofAddr, seconds)
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("GET %s: %s", url, resp.Status)
-			}
-			data, err := io.ReadAll(resp.Body)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(file, data, 0o644)
-		}
-		if ctx.Err() != nil || e.Running() != nil {
-			return err
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// Heap saves a heap profile from the engine's pprof server to file.
-func (e *Process) Heap(ctx context.Context, file string) error {
-	url := fmt.Sprintf("http://%s/debug/pprof/heap", e.pprofAddr)
+// get GETs url and returns the response of a 200; any other status is an error.
+func get(ctx context.Context, url string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return resp, nil
+}
+
+// save writes the body of a GET of url to file.
+func save(ctx context.Context, url, file string) error {
+	resp, err := get(ctx, url)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return err
@@ -255,26 +200,67 @@ func (e *Process) Heap(ctx context.Context, file string) error {
 	return os.WriteFile(file, data, 0o644)
 }
 
-// MetricSum reads the engine's /metrics and returns, for each metric name in names, the sum
-// of all its series (every label value); a metric not there is 0.
-func (e *Process) MetricSum(ctx context.Context, names ...string) ([]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.metrics, nil)
+// metricLines calls each with every line of the engine's /metrics, stopping at its error.
+func (e *Process) metricLines(ctx context.Context, each func(line string) error) error {
+	resp, err := get(ctx, e.metrics)
 	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", e.metrics, resp.Status)
-	}
-	out := make([]float64, len(names))
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
+		if err := each(sc.Text()); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// Metric reads the engine's /metrics and returns the value of each series named in want
+// (name and labels as the text format writes them, such as
+// `metascript_workqueue_depth{name="compositecontroller/scale"}`); a series not there is 0.
+func (e *Process) Metric(ctx context.Context, want ...string) ([]float64, error) {
+	out := make([]float64, len(want))
+	err := e.metricLines(ctx, func(line string) error {
+		for i, w := range want {
+			if rest, ok := strings.CutPrefix(line, w+" "); ok {
+				v, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
+				if err != nil {
+					return fmt.Errorf("%s: %w", line, err)
+				}
+				out[i] = v
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Profile saves a CPU profile of seconds seconds from the engine's pprof server to file,
+// waiting for the server to listen first.
+func (e *Process) Profile(ctx context.Context, seconds int, file string) error {
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.pprofAddr, seconds)
+	for {
+		err := save(ctx, url, file)
+		var ne *net.OpError
+		if !errors.As(err, &ne) || ctx.Err() != nil || e.Running() != nil {
+			return err // saved, refused by the server, or nothing left to wait for
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Heap saves a heap profile from the engine's pprof server to file.
+func (e *Process) Heap(ctx context.Context, file string) error {
+	return save(ctx, fmt.Sprintf("http://%s/debug/pprof/heap", e.pprofAddr), file)
+}
+
+// MetricSum reads the engine's /metrics and returns, for each metric name in names, the sum
+// of all its series (every label value); a metric not there is 0.
+func (e *Process) MetricSum(ctx context.Context, names ...string) ([]float64, error) {
+	out := make([]float64, len(names))
+	err := e.metricLines(ctx, func(line string) error {
 		for i, n := range names {
 			rest, ok := strings.CutPrefix(line, n)
 			if !ok || rest == "" || rest[0] != '{' && rest[0] != ' ' {
@@ -286,12 +272,13 @@ func (e *Process) MetricSum(ctx context.Context, names ...string) ([]float64, er
 			}
 			v, err := strconv.ParseFloat(f[0], 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", line, err)
+				return fmt.Errorf("%s: %w", line, err)
 			}
 			out[i] += v
 		}
-	}
-	return out, sc.Err()
+		return nil
+	})
+	return out, err
 }
 
 // FreeAddr is a local TCP address free to listen on.

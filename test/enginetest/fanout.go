@@ -1,13 +1,16 @@
 package enginetest
 
 import (
+	"path/filepath"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Fanouts is the parent resource of the convergence benchmarks (test/converge and
-// test/scale, testdata/crds/fanouts.yaml): a Fanout's controller keeps spec.children
-// ConfigMaps labelled fanout=<its name>.
+// Fanouts is the parent resource of the benchmarks that run an engine at scale (test/converge,
+// test/scale, test/tenants, test/neighbors) and of test/leader, defined by the CRD in
+// FanoutCRDs: a Fanout's controller keeps spec.children ConfigMaps labelled
+// fanout=<its name>.
 var Fanouts = schema.GroupVersionResource{Group: "bench.metascript.dev", Version: "v1", Resource: "fanouts"}
 
 // Fanout is the Fanout called name that asks for children ConfigMaps.
@@ -21,3 +24,6 @@ func Fanout(name string, children int) *unstructured.Unstructured {
 		},
 	}}
 }
+
+// FanoutCRDs is the folder holding the Fanout CRD, in the repository whose root is root.
+func FanoutCRDs(root string) string { return filepath.Join(root, "test", "enginetest", "crds") }

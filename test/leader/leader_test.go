@@ -51,7 +51,7 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	}
 	audit := filepath.Join(dir, "audit.log")
 	cp, err := controlplane.Start(controlplane.Options{
-		CRDDirs:  []string{filepath.Join(root, "manifests", "crds"), filepath.Join("..", "scale", "testdata", "crds")},
+		CRDDirs:  []string{filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root)},
 		AuditLog: audit,
 	})
 	if err != nil {

@@ -157,7 +157,7 @@ func run(t *testing.T, p params) (map[string][]measurement, map[string]measureme
 		t.Fatal(err)
 	}
 	cp, err := controlplane.Start(controlplane.Options{CRDDirs: []string{
-		filepath.Join(root, "manifests", "crds"), filepath.Join("testdata", "crds")}})
+		filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root), filepath.Join("testdata", "crds")}})
 	if err != nil {
 		t.Fatal(err)
 	}

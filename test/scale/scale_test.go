@@ -243,7 +243,7 @@ func run(t *testing.T, p params) *result {
 		}
 	}
 	cp, err := controlplane.Start(controlplane.Options{
-		CRDDirs:  []string{filepath.Join(root, "manifests", "crds"), filepath.Join("testdata", "crds")},
+		CRDDirs:  []string{filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root)},
 		AuditLog: auditPath,
 	})
 	if err != nil {

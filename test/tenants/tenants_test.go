@@ -132,7 +132,7 @@ func run(t *testing.T, n int, idle time.Duration, pprof bool) *result {
 	}
 	auditPath := filepath.Join(dir, "audit.log")
 	cp, err := controlplane.Start(controlplane.Options{
-		CRDDirs:  []string{filepath.Join(root, "manifests", "crds"), filepath.Join("testdata", "crds")},
+		CRDDirs:  []string{filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root)},
 		AuditLog: auditPath,
 	})
 	if err != nil {
