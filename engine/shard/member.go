@@ -1,0 +1,608 @@
+// Package shard shares the parents of every controller among the engine's replicas
+// (`metascript run --sharding`). Every replica is a member of a ring: it holds a Lease of its
+// own, labelled with the ring's name, and watches the others'. The live members make a view;
+// a consistent hash (Ring) of the view assigns each parent, by its controller and key, to one
+// member, and a parent's children, attachments and outputs follow it, since their events
+// reach the engine as requests for the parent.
+//
+// The argument that no parent is reconciled by two members at once:
+//   - A member reconciles a parent only while it is authorized under its current view V: it
+//     owns the parent on V's ring, it has published V in its Lease (the view annotation), and
+//     every other member of V has published V too. Begin checks this and counts the reconcile
+//     in flight; Owns checks it for events.
+//   - A member publishes V only after it has adopted V and drained: on a view change it stops
+//     authorizing anything, waits for every reconcile in flight to finish (at most
+//     DrainTimeout, else it gives up like a member that lost its Lease), and only then writes
+//     V. So when member B sees every member's Lease say V, each of them has stopped working on
+//     what V does not give it: a parent moves only after its old member acknowledged, through
+//     the cluster, that it stopped.
+//   - A member that stops renewing (crashed, partitioned) holds up nobody for longer than the
+//     lease duration: the others drop it from their view once its Lease has not been renewed
+//     for that long (by their own clocks, from when they saw the renewal, as client-go's
+//     leader election does), and never admit that Lease again. The member itself gives up
+//     after RenewDeadline without a renewal (RetryPeriod + RenewDeadline < LeaseDuration, as
+//     for leader election), cancelling every reconcile, and exits; so it has stopped before
+//     the others drop it. A member whose Lease another deleted gives up at its next renewal.
+//   - Two members' views may differ for a moment, but a parent moves between two members only
+//     when one of them joins or leaves the ring (consistent hashing), and then whoever gains
+//     it waits for the acknowledgement of the other, which its view contains.
+//   - Limits, as for leader election: there is no fencing. A request on the wire when a member
+//     gave up still lands, and a process paused for longer than the margin may send one more.
+//
+// A view change pauses every member until all have acknowledged it (a few API round trips and
+// the longest reconcile in flight); then each enqueues its parents again, reading state from
+// the cluster: nothing but the Leases carries the hand-over.
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Label and annotation of member Leases.
+const (
+	// RingLabel names the ring a member Lease belongs to.
+	RingLabel = "metascript.dev/ring"
+	// ViewAnnotation is the view the member has adopted and drained for.
+	ViewAnnotation = "metascript.dev/view"
+)
+
+// Config configures a Member. The timings default to leader election's: LeaseDuration 15 s,
+// RenewDeadline 10 s, RetryPeriod 2 s.
+type Config struct {
+	Client kubernetes.Interface
+	// Namespace holds the member Leases; Ring names the ring (its Leases are
+	// <Ring>-<Identity>, labelled RingLabel=<Ring>).
+	Namespace, Ring string
+	// Identity names this member (default: the host name and a random suffix, so that a
+	// restarted process is a new member).
+	Identity                                  string
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// DrainTimeout bounds how long reconciles in flight may take to finish on a view change;
+	// a member that cannot drain in time gives up as if it lost its Lease. Default:
+	// RenewDeadline.
+	DrainTimeout time.Duration
+	Log          *slog.Logger
+	Metrics      *Metrics // optional
+}
+
+// Member is one replica's place in the ring. Owns and Begin are the gate the engine's
+// reconciles pass; Run holds the Lease and runs the engine. Its methods are safe for
+// concurrent use.
+type Member struct {
+	cfg  Config
+	name string // of the own Lease, and the member's name on the ring
+
+	mu         sync.Mutex
+	peers      map[string]*peer
+	gone       map[string]bool // Leases seen expire or deleted: never members again
+	view       string          // ID of the current view
+	ring       *Ring
+	acked      string // the view published in the own Lease
+	authorized bool
+	inflight   int
+	gained     []func()
+	viewed     chan struct{} // a view change for the drainer, buffered 1
+
+	writeMu   sync.Mutex // one write of the own Lease at a time
+	lease     *coordinationv1.Lease
+	renewed   atomic.Int64 // unix nanos of the last successful write of the own Lease
+	joined    atomic.Bool
+	lostOnce  sync.Once
+	lostCh    chan struct{}
+	lostCause atomic.Value // error
+}
+
+type peer struct {
+	ack        string
+	renew      string // spec.renewTime as written, to notice renewals
+	duration   time.Duration
+	observedAt time.Time // local time the renewal was seen
+	uid        string
+}
+
+// ErrLost is returned by Run when the member gave up its place: it could not renew its
+// Lease, another deleted it, or it could not drain in time.
+var ErrLost = errors.New("lost the member Lease")
+
+// New returns a Member; it joins the ring once Run is called.
+func New(cfg Config) (*Member, error) {
+	if cfg.LeaseDuration == 0 {
+		cfg.LeaseDuration = 15 * time.Second
+	}
+	if cfg.RenewDeadline == 0 {
+		cfg.RenewDeadline = 10 * time.Second
+	}
+	if cfg.RetryPeriod == 0 {
+		cfg.RetryPeriod = 2 * time.Second
+	}
+	if cfg.DrainTimeout == 0 {
+		cfg.DrainTimeout = cfg.RenewDeadline
+	}
+	if cfg.RetryPeriod >= cfg.RenewDeadline || cfg.RetryPeriod+cfg.RenewDeadline >= cfg.LeaseDuration {
+		return nil, fmt.Errorf("sharding timings: retry period (%s) must be below the renew deadline (%s), and both together below the lease duration (%s), so that a member stops before the others drop it",
+			cfg.RetryPeriod, cfg.RenewDeadline, cfg.LeaseDuration)
+	}
+	if cfg.Client == nil || cfg.Namespace == "" || cfg.Ring == "" {
+		return nil, errors.New("sharding: a client, a namespace and a ring name are required")
+	}
+	if cfg.Identity == "" {
+		host, _ := os.Hostname()
+		cfg.Identity = host + "-" + rand.String(5)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	name := leaseName(cfg.Ring, cfg.Identity)
+	cfg.Log = cfg.Log.With("member", name)
+	return &Member{cfg: cfg, name: name, peers: map[string]*peer{}, gone: map[string]bool{},
+		ring: NewRing(nil), viewed: make(chan struct{}, 1), lostCh: make(chan struct{})}, nil
+}
+
+// leaseName is a valid object name made of the ring's and the identity's: lower case, any
+// other character than letters, digits, '-' and '.' replaced by '-'.
+func leaseName(ring, identity string) string {
+	n := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, ring+"-"+identity)
+	if len(n) > 253 {
+		n = n[:253]
+	}
+	return strings.Trim(n, "-.")
+}
+
+// Name returns the member's name on the ring (its Lease's).
+func (m *Member) Name() string { return m.name }
+
+// OnGain registers f, called (on a goroutine of its own) each time the member becomes
+// authorized under a new view: the engine enqueues its parents again, since events that
+// arrived while it was paused were dropped.
+func (m *Member) OnGain(f func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gained = append(m.gained, f)
+}
+
+// Owns reports whether the member may reconcile the parent named key now.
+func (m *Member) Owns(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.authorized && m.ring.Owner(key) == m.name
+}
+
+// Begin starts a reconcile of the parent named key, if the member may reconcile it now;
+// end must then be called once the reconcile has returned. A view change waits for every
+// reconcile begun before it.
+func (m *Member) Begin(key string) (end func(), ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.authorized || m.ring.Owner(key) != m.name {
+		return nil, false
+	}
+	m.inflight++
+	return m.end, true
+}
+
+func (m *Member) end() {
+	m.mu.Lock()
+	m.inflight--
+	m.mu.Unlock()
+}
+
+// Members returns how many members the current view has (this one included, once joined).
+func (m *Member) Members() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.ring.Members())
+}
+
+// Joined reports whether the member holds its Lease and is authorized under its view: it is
+// reconciling its share.
+func (m *Member) Joined() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.joined.Load() && m.authorized
+}
+
+// Healthy is a liveness check: it fails once the own Lease has not been renewed for longer
+// than the renew deadline and a retry period, when the member should have given up.
+func (m *Member) Healthy(*http.Request) error {
+	last := m.renewed.Load()
+	if last == 0 {
+		return nil // not joined yet
+	}
+	if since := time.Since(time.Unix(0, last)); since > m.cfg.RenewDeadline+m.cfg.RetryPeriod {
+		return fmt.Errorf("member Lease %s not renewed for %s", m.name, since.Round(time.Second))
+	}
+	return nil
+}
+
+// lose gives the member's place up, once: Run cancels the engine and returns ErrLost.
+func (m *Member) lose(cause error) {
+	m.lostOnce.Do(func() {
+		m.lostCause.Store(cause)
+		m.mu.Lock()
+		m.authorized = false
+		m.mu.Unlock()
+		m.cfg.Log.Error("giving up the member Lease; stopping every reconcile", "error", cause.Error())
+		close(m.lostCh)
+	})
+}
+
+func (m *Member) isLost() bool {
+	select {
+	case <-m.lostCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// Run joins the ring and runs run with a context that ends when ctx ends or the member gives
+// up its place. On a graceful stop (ctx ends) it waits for run to return and then deletes its
+// Lease, so that the others take its share over at once. If the member gave up its place,
+// run's context is cancelled at that moment, lost is called, and Run returns ErrLost.
+func (m *Member) Run(ctx context.Context, run func(context.Context) error, lost func()) error {
+	if err := m.join(ctx); err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(m.cfg.Client, 0, informers.WithNamespace(m.cfg.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = RingLabel + "=" + m.cfg.Ring }))
+	inf := factory.Coordination().V1().Leases().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { m.observe(obj, false) },
+		UpdateFunc: func(_, obj any) { m.observe(obj, false) },
+		DeleteFunc: func(obj any) { m.observe(obj, true) },
+	}); err != nil {
+		return err
+	}
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	factory.Start(watchCtx.Done())
+	defer factory.Shutdown()
+	var loops sync.WaitGroup
+	defer loops.Wait()
+	defer stopWatch()
+	loops.Add(2)
+	go func() { defer loops.Done(); m.keep(watchCtx) }()
+	go func() { defer loops.Done(); m.drain(watchCtx) }()
+
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	done := make(chan error, 1)
+	go func() { done <- run(runCtx) }()
+	select {
+	case err := <-done:
+		if m.isLost() {
+			return m.lostErr()
+		}
+		m.leave()
+		return err
+	case <-m.lostCh:
+		cancelRun()
+		if lost != nil {
+			lost()
+		}
+		<-done
+		return m.lostErr()
+	}
+}
+
+func (m *Member) lostErr() error {
+	if cause, ok := m.lostCause.Load().(error); ok {
+		return fmt.Errorf("%w: %w", ErrLost, cause)
+	}
+	return ErrLost
+}
+
+// join creates the own Lease, retrying until it exists or ctx ends.
+func (m *Member) join(ctx context.Context) error {
+	now := metav1.NewMicroTime(time.Now())
+	secs := int32(m.cfg.LeaseDuration / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	want := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: m.cfg.Namespace, Labels: map[string]string{RingLabel: m.cfg.Ring}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &m.cfg.Identity, LeaseDurationSeconds: &secs,
+			AcquireTime: &now, RenewTime: &now},
+	}
+	for {
+		got, err := m.cfg.Client.CoordinationV1().Leases(m.cfg.Namespace).Create(ctx, want, metav1.CreateOptions{})
+		if err == nil {
+			m.writeMu.Lock()
+			m.lease = got
+			m.writeMu.Unlock()
+			m.renewed.Store(time.Now().UnixNano())
+			m.joined.Store(true)
+			m.cfg.Log.Info("joined the ring", "ring", m.cfg.Ring)
+			m.refresh()
+			return nil
+		}
+		if apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("sharding: member Lease %s/%s exists already: another member has this identity", m.cfg.Namespace, m.name)
+		}
+		m.cfg.Log.Info("could not create the member Lease; retrying", "error", err.Error())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(m.cfg.RetryPeriod):
+		}
+	}
+}
+
+// leave deletes the own Lease after a graceful stop.
+func (m *Member) leave() {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RetryPeriod)
+	defer cancel()
+	err := m.cfg.Client.CoordinationV1().Leases(m.cfg.Namespace).Delete(ctx, m.name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		m.cfg.Log.Info("member Lease not deleted; the others take over once it expires", "error", err.Error())
+		return
+	}
+	m.cfg.Log.Info("left the ring")
+}
+
+// keep renews the own Lease every retry period, refreshes the view (members expire by time
+// alone) and removes Leases of members gone long ago, until ctx ends. It gives the member's
+// place up once no renewal succeeded for the renew deadline.
+func (m *Member) keep(ctx context.Context) {
+	t := time.NewTicker(m.cfg.RetryPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := m.write(ctx, ""); err != nil && !m.isLost() {
+			if apierrors.IsNotFound(err) {
+				m.lose(errors.New("another member deleted this member's Lease: it saw it expire"))
+				return
+			}
+			if since := time.Since(time.Unix(0, m.renewed.Load())); since > m.cfg.RenewDeadline {
+				m.lose(fmt.Errorf("no renewal for %s: %w", since.Round(time.Millisecond), err))
+				return
+			}
+			m.cfg.Log.Info("member Lease not renewed; retrying", "error", err.Error())
+		}
+		m.refresh()
+		m.collect(ctx)
+	}
+}
+
+// write renews the own Lease, with view as its view annotation when not empty. A conflict
+// (the cached copy was stale) is retried once from a fresh read.
+func (m *Member) write(ctx context.Context, view string) error {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	if m.isLost() {
+		return ErrLost
+	}
+	leases := m.cfg.Client.CoordinationV1().Leases(m.cfg.Namespace)
+	for attempt := 0; ; attempt++ {
+		l := m.lease.DeepCopy()
+		now := metav1.NewMicroTime(time.Now())
+		l.Spec.RenewTime = &now
+		if view != "" {
+			if l.Annotations == nil {
+				l.Annotations = map[string]string{}
+			}
+			l.Annotations[ViewAnnotation] = view
+		}
+		rctx, cancel := context.WithTimeout(ctx, m.cfg.RetryPeriod)
+		got, err := leases.Update(rctx, l, metav1.UpdateOptions{})
+		cancel()
+		if err == nil {
+			m.lease = got
+			m.renewed.Store(time.Now().UnixNano())
+			return nil
+		}
+		if !apierrors.IsConflict(err) || attempt > 0 {
+			return err
+		}
+		fresh, gerr := leases.Get(ctx, m.name, metav1.GetOptions{})
+		if gerr != nil {
+			return gerr
+		}
+		if fresh.Spec.HolderIdentity == nil || *fresh.Spec.HolderIdentity != m.cfg.Identity {
+			return apierrors.NewNotFound(coordinationv1.Resource("leases"), m.name) // someone else's now
+		}
+		m.lease = fresh
+	}
+}
+
+// observe records a member Lease's state as an event shows it.
+func (m *Member) observe(obj any, deleted bool) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj, deleted = d.Obj, true
+	}
+	l, ok := obj.(*coordinationv1.Lease)
+	if !ok || l.Name == m.name {
+		return
+	}
+	m.mu.Lock()
+	if deleted {
+		delete(m.peers, l.Name)
+		m.gone[l.Name] = true
+	} else if !m.gone[l.Name] {
+		p := m.peers[l.Name]
+		if p == nil {
+			p = &peer{}
+			m.peers[l.Name] = p
+		}
+		renew := ""
+		if l.Spec.RenewTime != nil {
+			renew = l.Spec.RenewTime.String() + l.ResourceVersion
+		}
+		if renew != p.renew {
+			p.renew, p.observedAt = renew, time.Now()
+		}
+		p.ack = l.Annotations[ViewAnnotation]
+		p.duration = 15 * time.Second
+		if l.Spec.LeaseDurationSeconds != nil {
+			p.duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+		}
+		p.uid = string(l.UID)
+	}
+	m.mu.Unlock()
+	m.refresh()
+}
+
+// refresh recomputes the view from the live members and whether the member is authorized
+// under it.
+func (m *Member) refresh() {
+	var gained []func()
+	m.mu.Lock()
+	now := time.Now()
+	live := []string{}
+	if m.joined.Load() && !m.isLost() {
+		live = append(live, m.name)
+	}
+	for name, p := range m.peers {
+		if now.Sub(p.observedAt) >= p.duration {
+			m.gone[name] = true // expired: its member gave up; never a member again
+			continue
+		}
+		live = append(live, name)
+	}
+	slices.Sort(live)
+	if id := viewID(live); id != m.view {
+		m.view, m.ring, m.authorized = id, NewRing(live), false
+		m.cfg.Metrics.viewChanged(len(live), m.ring.Share(m.name))
+		m.cfg.Log.Info("ring view changed; pausing until every member has acknowledged it", "view", id, "members", len(live))
+		select {
+		case m.viewed <- struct{}{}:
+		default:
+		}
+	}
+	if !m.authorized && m.acked == m.view && m.view != "" && m.allAcked() {
+		m.authorized = true
+		gained = slices.Clone(m.gained)
+		m.cfg.Metrics.authorized(true)
+		m.cfg.Log.Info("every member acknowledged the view; reconciling this member's share", "view", m.view,
+			"share", fmt.Sprintf("%.3f", m.ring.Share(m.name)))
+	}
+	m.mu.Unlock()
+	for _, f := range gained {
+		go f()
+	}
+}
+
+// allAcked reports whether every other member of the view has published it. m.mu is held.
+func (m *Member) allAcked() bool {
+	for _, name := range m.ring.Members() {
+		if name == m.name {
+			continue
+		}
+		if p := m.peers[name]; p == nil || p.ack != m.view {
+			return false
+		}
+	}
+	return true
+}
+
+// viewID names a set of members: the same members, the same ID, on every member.
+func viewID(members []string) string {
+	if len(members) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%016x", Hash(strings.Join(members, ",")))
+}
+
+// drain publishes each view the member adopts, once its reconciles in flight have finished.
+func (m *Member) drain(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.viewed:
+		}
+		start := time.Now()
+		for {
+			m.mu.Lock()
+			idle, view := m.inflight == 0, m.view
+			m.mu.Unlock()
+			if idle {
+				if view == m.acked {
+					break
+				}
+				if err := m.write(ctx, view); err != nil {
+					if ctx.Err() != nil || m.isLost() {
+						return
+					}
+					m.cfg.Log.Info("view not acknowledged; retrying", "view", view, "error", err.Error())
+				} else {
+					m.mu.Lock()
+					m.acked = view
+					m.mu.Unlock()
+					m.cfg.Metrics.drained(time.Since(start))
+					m.refresh()
+					break
+				}
+			}
+			if time.Since(start) > m.cfg.DrainTimeout {
+				m.lose(fmt.Errorf("reconciles in flight did not finish within %s of a view change", m.cfg.DrainTimeout))
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(drainPoll):
+			}
+		}
+	}
+}
+
+// drainPoll is how often a drain checks for reconciles still in flight.
+const drainPoll = 10 * time.Millisecond
+
+// collect deletes the Leases of members the view dropped, so that the ring's Leases do not
+// pile up with every crash. A member that still renews after the others dropped it (it was
+// paused, or cut off, for longer than the margin) finds its Lease gone at its next renewal
+// and gives up; until then it is paused, since no other member acknowledges a view with it.
+func (m *Member) collect(ctx context.Context) {
+	type stale struct{ name, uid string }
+	var todo []stale
+	m.mu.Lock()
+	for name, p := range m.peers {
+		if m.gone[name] {
+			todo = append(todo, stale{name, p.uid})
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range todo {
+		uid := types.UID(s.uid)
+		err := m.cfg.Client.CoordinationV1().Leases(m.cfg.Namespace).Delete(ctx, s.name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err == nil || apierrors.IsNotFound(err) {
+			m.cfg.Log.Info("removed the Lease of a member gone", "lease", s.name)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package shard
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are a member's gauges and counters. A nil *Metrics records nothing.
+type Metrics struct {
+	members     prometheus.Gauge
+	share       prometheus.Gauge
+	paused      prometheus.Gauge
+	viewChanges prometheus.Counter
+	drains      prometheus.Histogram
+}
+
+// NewMetrics returns the member metrics, registered with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		members: prometheus.NewGauge(prometheus.GaugeOpts{Name: "metascript_shard_members",
+			Help: "Members of the ring in this member's current view, itself included."}),
+		share: prometheus.NewGauge(prometheus.GaugeOpts{Name: "metascript_shard_ring_share_ratio",
+			Help: "Fraction of the hash ring, and so of every controller's parents in expectation, this member owns."}),
+		paused: prometheus.NewGauge(prometheus.GaugeOpts{Name: "metascript_shard_paused",
+			Help: "1 while the member waits for every member to acknowledge a new view, and reconciles nothing."}),
+		viewChanges: prometheus.NewCounter(prometheus.CounterOpts{Name: "metascript_shard_view_changes_total",
+			Help: "Times the member's view of the ring changed: a member joined or left."}),
+		drains: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "metascript_shard_drain_duration_seconds",
+			Help:    "From a view change to this member's acknowledgement of it: reconciles in flight finishing, and the Lease write.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}),
+	}
+	reg.MustRegister(m.members, m.share, m.paused, m.viewChanges, m.drains)
+	return m
+}
+
+func (m *Metrics) viewChanged(members int, share float64) {
+	if m == nil {
+		return
+	}
+	m.members.Set(float64(members))
+	m.share.Set(share)
+	m.viewChanges.Inc()
+	m.paused.Set(1)
+}
+
+func (m *Metrics) authorized(yes bool) {
+	if m == nil {
+		return
+	}
+	if yes {
+		m.paused.Set(0)
+	} else {
+		m.paused.Set(1)
+	}
+}
+
+func (m *Metrics) drained(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.drains.Observe(d.Seconds())
+}
