@@ -56,6 +56,9 @@ type Options struct {
 	Log            *slog.Logger
 	// Metrics defaults to a new registry.
 	Metrics *metrics.Metrics
+	// Shard, when set, shares the work with the engine's other replicas (engine/shard):
+	// this engine reconciles the parents the ring gives it. Unset, it reconciles all.
+	Shard manager.Shard
 	// Isolated configures the isolated tier, which runs the inline hooks of controllers with
 	// spec.isolation: Process in worker processes; Workers 0 runs none, and such controllers
 	// are refused. Its budget policy (Defaults, Ceilings), metrics and log are the engine's.
@@ -131,6 +134,7 @@ func New(opts Options) (*Engine, error) {
 		Cores:          cores(opts.InlineCallSlots),
 		HookCalls:      opts.MaxHookCalls,
 		StatusInterval: opts.StatusInterval,
+		Shard:          opts.Shard,
 	})
 	e.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	return e, nil

@@ -174,6 +174,10 @@ type ControllerStatus struct {
 	// Children is how many children those parents own.
 	// +optional
 	Children int32 `json:"children,omitempty"`
+	// Members is how many engine replicas share the controller's parents (metascript run
+	// --sharding); unset when one engine reconciles them all.
+	// +optional
+	Members int32 `json:"members,omitempty"`
 }
 
 // Condition types of ControllerStatus.

@@ -20,7 +20,7 @@ import (
 
 	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/engine/kinds"
-	"metascript.dev/metascript/engine/leader"
+	enginemetrics "metascript.dev/metascript/engine/metrics"
 )
 
 // engineFlags are the flags of `metascript run`.
@@ -130,7 +130,12 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(engine.Options{
+	metrics := enginemetrics.New()
+	member, err := f.leader.member(cfg, log, metrics.Registry)
+	if err != nil {
+		return err
+	}
+	opts := engine.Options{
 		Config:         cfg,
 		Workers:        f.workers,
 		MaxReconciles:  f.maxReconciles,
@@ -140,8 +145,13 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 		Ceilings:       ceilings,
 		StatusInterval: f.statusInterval,
 		Log:            log,
+		Metrics:        metrics,
 		Isolated:       isolatedOpts,
-	})
+	}
+	if member != nil {
+		opts.Shard = member
+	}
+	eng, err := engine.New(opts)
 	if err != nil {
 		return err
 	}
@@ -149,17 +159,20 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	servers := startServers(f, eng, elector, log)
-	log.Info("engine starting", "api", cfg.Host, "workers", f.workers, "leaderElection", elector != nil)
+	servers := startServers(f, eng, healthChecks(eng, elector, member), log)
+	log.Info("engine starting", "api", cfg.Host, "workers", f.workers, "leaderElection", elector != nil, "sharding", member != nil)
 	done := make(chan error, 1)
-	if elector == nil {
-		go func() { done <- eng.Run(ctx) }()
-	} else {
+	switch {
+	case member != nil:
+		// The member waits for the engine to stop before it deletes its Lease, so the
+		// shutdown grace below covers both.
+		go func() { done <- member.Run(ctx, eng.Run, func() { os.Exit(1) }) }()
+	case elector != nil:
 		// The elector waits for the engine to stop before it releases the Lease, so the
 		// shutdown grace below covers both.
-		go func() {
-			done <- elector.Run(ctx, eng.Run, func() { os.Exit(1) })
-		}()
+		go func() { done <- elector.Run(ctx, eng.Run, func() { os.Exit(1) }) }()
+	default:
+		go func() { done <- eng.Run(ctx) }()
 	}
 	select {
 	case err = <-done:
@@ -179,7 +192,7 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 	return err
 }
 
-func startServers(f *engineFlags, eng *engine.Engine, elector *leader.Elector, log *slog.Logger) []*http.Server {
+func startServers(f *engineFlags, eng *engine.Engine, checks health, log *slog.Logger) []*http.Server {
 	// One server per distinct address, so that any of the endpoints may share one.
 	muxes := map[string]*http.ServeMux{}
 	var addrs []string
@@ -194,27 +207,9 @@ func startServers(f *engineFlags, eng *engine.Engine, elector *leader.Elector, l
 		mux(f.metricsAddr).Handle("/metrics", promhttp.HandlerFor(eng.Metrics.Registry, promhttp.HandlerOpts{}))
 	}
 	if f.healthAddr != "" {
-		health := mux(f.healthAddr)
-		health.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-			if elector != nil {
-				if err := elector.Healthy(r); err != nil {
-					http.Error(w, err.Error(), http.StatusInternalServerError)
-					return
-				}
-			}
-			fmt.Fprintln(w, "ok")
-		})
-		health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-			if elector != nil && !elector.Leading() {
-				http.Error(w, "standing by: another engine holds the Lease", http.StatusServiceUnavailable)
-				return
-			}
-			if !eng.Ready() {
-				http.Error(w, "controllers not started yet", http.StatusServiceUnavailable)
-				return
-			}
-			fmt.Fprintln(w, "ok")
-		})
+		h := mux(f.healthAddr)
+		h.Handle("/healthz", checks.live)
+		h.Handle("/readyz", checks.ready)
 	}
 	if f.pprofAddr != "" {
 		// Registered explicitly: importing net/http/pprof for its side effect would serve the

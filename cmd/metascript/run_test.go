@@ -56,7 +56,7 @@ func TestServers(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 
 	shared, health := freeAddr(t), freeAddr(t)
-	servers := startServers(&engineFlags{metricsAddr: shared, pprofAddr: shared, healthAddr: health}, eng, nil, log)
+	servers := startServers(&engineFlags{metricsAddr: shared, pprofAddr: shared, healthAddr: health}, eng, healthChecks(eng, nil, nil), log)
 	defer stop(servers)
 	if len(servers) != 2 {
 		t.Fatalf("%d servers, want 2 (metrics and pprof share one)", len(servers))
@@ -75,7 +75,7 @@ func TestServers(t *testing.T) {
 	}
 
 	metrics := freeAddr(t)
-	servers = startServers(&engineFlags{metricsAddr: metrics}, eng, nil, log)
+	servers = startServers(&engineFlags{metricsAddr: metrics}, eng, healthChecks(eng, nil, nil), log)
 	defer stop(servers)
 	if len(servers) != 1 {
 		t.Fatalf("%d servers, want 1", len(servers))

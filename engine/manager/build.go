@@ -105,7 +105,16 @@ func (b *built) close() {
 func (m *Manager) env() reconcile.Env {
 	return reconcile.Env{Client: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
 		Metrics: m.opts.Metrics, Log: m.opts.Log, Resolver: m.opts.Resolver, Workers: m.opts.Workers,
-		Budget: m.opts.Budget, HookCalls: m.opts.HookCalls, Cores: m.opts.Cores}
+		Budget: m.opts.Budget, HookCalls: m.opts.HookCalls, Cores: m.opts.Cores, Shard: m.shard()}
+}
+
+// shard is the reconcile gate of a sharding engine, nil otherwise (a nil *Member in a
+// non-nil interface would not be nil).
+func (m *Manager) shard() reconcile.Shard {
+	if m.opts.Shard == nil {
+		return nil
+	}
+	return m.opts.Shard
 }
 
 // resolve resolves one resource rule of a controller; field names it for the error.

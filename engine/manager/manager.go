@@ -66,6 +66,26 @@ type Options struct {
 	Cores *fairshare.Slots
 	// StatusInterval is how often counts in controller statuses are refreshed; default 10s.
 	StatusInterval time.Duration
+	// Shard, when set, is the engine's place in a ring of replicas sharing the work: each
+	// runner reconciles the parents the engine owns, and one member writes each controller's
+	// status. Unset, this engine does all the work.
+	Shard Shard
+}
+
+// Shard is what the manager needs of the engine's place in a ring of replicas;
+// *shard.Member is one.
+type Shard interface {
+	reconcile.Shard
+	// Leads reports whether the engine writes what only one replica should (a controller's
+	// status); two may, for a moment, while the ring changes.
+	Leads(key string) bool
+	// Members is how many replicas share the work.
+	Members() int
+	// OnGain registers a function called when the engine may have gained parents.
+	OnGain(f func())
+	// RecordParents exposes how many of a controller's parents the engine owns; negative
+	// removes the controller.
+	RecordParents(controller string, n int)
 }
 
 // Manager runs the runners. Run is called once.
@@ -98,8 +118,10 @@ type running struct {
 	runner     *reconcile.Runner
 	built      *built
 	capped     []string
-	// failed holds why no runner runs for this generation, if so.
+	// failed holds why no runner runs for this generation, if so, and st the status that says
+	// it (written again by the refresh when sharded: the member that wrote it may change).
 	failed error
+	st     status
 	// retry is set when the failure may mend itself (a resource not served yet).
 	retry bool
 }
@@ -193,6 +215,10 @@ func (m *Manager) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	if sh := m.opts.Shard; sh != nil {
+		// Events that came while the ring changed were dropped: enqueue every parent again.
+		sh.OnGain(m.resyncAll)
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -210,6 +236,21 @@ func (m *Manager) Run(ctx context.Context) error {
 		delete(m.runners, k)
 	}
 	return nil
+}
+
+// resyncAll enqueues every parent of every running controller.
+func (m *Manager) resyncAll() {
+	m.mu.Lock()
+	var rs []*reconcile.Runner
+	for _, r := range m.runners {
+		if r.runner != nil {
+			rs = append(rs, r.runner)
+		}
+	}
+	m.mu.Unlock()
+	for _, r := range rs {
+		r.Resync()
+	}
 }
 
 // ref names a controller in logs: compositecontroller/NAME.
@@ -271,7 +312,7 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 	for _, c := range b.capped {
 		m.opts.Recorder.Event(u, corev1.EventTypeWarning, "BudgetCapped", c)
 	}
-	return m.writeStatus(ctx, k, u, statusOK(b.runner, b.capped))
+	return m.writeStatus(ctx, k, u, m.statusOK(b.runner, b.capped))
 }
 
 // hold takes a reference on the informers of the given resources; release returns them.
@@ -293,6 +334,9 @@ func (m *Manager) stop(k key, cur *running) {
 	if cur.runner != nil {
 		cur.runner.Stop()
 		cur.built.close()
+		if sh := m.opts.Shard; sh != nil {
+			sh.RecordParents(m.ref(k), -1)
+		}
 		m.opts.Metrics.Controllers.WithLabelValues("running").Dec()
 	} else {
 		m.opts.Metrics.Controllers.WithLabelValues("failed").Dec()
@@ -308,16 +352,16 @@ func (m *Manager) fail(ctx context.Context, k key, u *unstructured.Unstructured,
 	if cur != nil {
 		m.stop(k, cur)
 	}
+	st := status{ready: metav1.ConditionFalse, readyReason: be.reason, readyMsg: be.err.Error(),
+		compiled: metav1.ConditionTrue, compiledReason: "Compiled", compiledMsg: "every hook compiled", members: m.members()}
+	if be.hooks {
+		st.compiled, st.compiledReason, st.compiledMsg = metav1.ConditionFalse, be.reason, be.err.Error()
+	}
 	m.mu.Lock()
-	m.runners[k] = &running{uid: u.GetUID(), generation: u.GetGeneration(), failed: be.err}
+	m.runners[k] = &running{uid: u.GetUID(), generation: u.GetGeneration(), failed: be.err, st: st}
 	m.mu.Unlock()
 	m.opts.Metrics.Controllers.WithLabelValues("failed").Inc()
 	m.opts.Recorder.Event(u, corev1.EventTypeWarning, be.reason, be.err.Error())
 	m.opts.Log.Error("controller cannot run", "controller", m.ref(k), "reason", be.reason, "error", be.err.Error())
-	st := status{ready: metav1.ConditionFalse, readyReason: be.reason, readyMsg: be.err.Error(),
-		compiled: metav1.ConditionTrue, compiledReason: "Compiled", compiledMsg: "every hook compiled"}
-	if be.hooks {
-		st.compiled, st.compiledReason, st.compiledMsg = metav1.ConditionFalse, be.reason, be.err.Error()
-	}
 	return m.writeStatus(ctx, k, u, st)
 }

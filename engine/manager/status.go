@@ -23,27 +23,49 @@ type status struct {
 	readyReason, readyMsg       string
 	compiledReason, compiledMsg string
 	parents, children           int
+	// members is how many replicas share the work; 0 when the engine does not shard.
+	members int
 	// capped lists the hook budgets the engine's ceilings cut down.
 	capped []string
 }
 
-func statusOK(r *reconcile.Runner, capped []string) status {
+func (m *Manager) statusOK(r *reconcile.Runner, capped []string) status {
 	p, c := r.Counts()
+	if m.opts.Shard != nil {
+		// The claimed counts cover the parents this replica reconciled: count from the caches.
+		_, c = r.ShardCounts()
+	}
 	return status{ready: metav1.ConditionTrue, readyReason: "Running", readyMsg: "the controller is reconciling its parents",
 		compiled: metav1.ConditionTrue, compiledReason: "Compiled", compiledMsg: "every hook compiled",
-		parents: p, children: c, capped: capped}
+		parents: p, children: c, members: m.members(), capped: capped}
 }
+
+// members is how many replicas share the work, for controller statuses: 0 without sharding.
+func (m *Manager) members() int {
+	if m.opts.Shard == nil {
+		return 0
+	}
+	return m.opts.Shard.Members()
+}
+
+// statusKey names a controller's status on the ring: one replica writes it.
+func (m *Manager) statusKey(k key) string { return "status|" + m.ref(k) }
 
 // writeStatus merges st into the controller's status and patches the status subresource,
 // only when something changed. Condition transition times move only on a status change.
+//
+// When the engine shards, only the replica that leads the controller's status key writes.
 func (m *Manager) writeStatus(ctx context.Context, k key, u *unstructured.Unstructured, st status) error {
+	if sh := m.opts.Shard; sh != nil && !sh.Leads(m.statusKey(k)) {
+		return nil
+	}
 	var cur v1alpha1.ControllerStatus
 	if raw, ok := u.Object["status"].(map[string]any); ok {
 		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &cur)
 	}
 	next := *cur.DeepCopy()
 	next.ObservedGeneration = u.GetGeneration()
-	next.Parents, next.Children = int32(st.parents), int32(st.children)
+	next.Parents, next.Children, next.Members = int32(st.parents), int32(st.children), int32(st.members)
 	meta.SetStatusCondition(&next.Conditions, metav1.Condition{Type: v1alpha1.ConditionHooksCompiled,
 		Status: st.compiled, Reason: st.compiledReason, Message: st.compiledMsg, ObservedGeneration: u.GetGeneration()})
 	meta.SetStatusCondition(&next.Conditions, metav1.Condition{Type: v1alpha1.ConditionReady,
@@ -67,6 +89,9 @@ func (m *Manager) writeStatus(ctx context.Context, k key, u *unstructured.Unstru
 		return err
 	}
 	raw["parents"], raw["children"] = int64(next.Parents), int64(next.Children)
+	if next.Members == 0 {
+		raw["members"] = nil // removes a count left by a sharded engine
+	}
 	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": u.GetUID()}, "status": raw})
 	if err != nil {
 		return err
@@ -98,7 +123,7 @@ func (m *Manager) refreshStatuses(ctx context.Context) {
 		m.mu.Lock()
 		todo := map[key]*running{}
 		for k, r := range m.runners {
-			if r.runner != nil {
+			if r.runner != nil || m.opts.Shard != nil {
 				todo[k] = r
 			}
 		}
@@ -109,10 +134,27 @@ func (m *Manager) refreshStatuses(ctx context.Context) {
 				continue
 			}
 			u := obj.(*unstructured.Unstructured)
-			if countsCurrent(u, r.runner) {
+			var st status
+			switch {
+			case m.opts.Shard != nil:
+				// The replica that writes a status may change with the ring: each refresh
+				// writes what differs, from the whole status (writeStatus compares).
+				st = r.st
+				if r.runner != nil {
+					owned, _ := r.runner.ShardCounts()
+					m.opts.Shard.RecordParents(m.ref(k), owned)
+					if !m.opts.Shard.Leads(m.statusKey(k)) {
+						continue
+					}
+					st = m.statusOK(r.runner, r.capped)
+				}
+				st.members = m.members()
+			case countsCurrent(u, r.runner):
 				continue // the rest of the status changes only when the runner is replaced
+			default:
+				st = m.statusOK(r.runner, r.capped)
 			}
-			if err := m.writeStatus(ctx, k, u, statusOK(r.runner, r.capped)); err != nil {
+			if err := m.writeStatus(ctx, k, u, st); err != nil {
 				m.opts.Log.Info("controller status not written", "controller", m.ref(k), "error", err.Error())
 			}
 		}

@@ -20,11 +20,12 @@ import (
 // enqueue adds the requests of lists: what an object maps to as it was and as it is. The work
 // queue keeps a request that is already waiting once, so one named twice is reconciled once.
 // A request naming a parent outside a confined controller's namespace is dropped here, the
-// one gate every route passes (confine.go).
+// one gate every route passes (confine.go), and so is one naming a parent another replica
+// of the engine owns (Env.Shard).
 func (r *Runner) enqueue(lists ...[]Request) {
 	for _, list := range lists {
 		for _, req := range list {
-			if !r.outside(req) {
+			if !r.outside(req) && (r.cfg.Shard == nil || r.cfg.Shard.Owns(r.shardKey(req))) {
 				r.queue.Add(req)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
@@ -50,6 +51,19 @@ type Env struct {
 	// Reads, when set, says what the controller's account may read: nothing it may not read
 	// is handed to its hooks. Unset, the controller reads what the engine reads.
 	Reads Reads
+	// Shard, when set, is the engine's place in a ring of replicas sharing the work
+	// (engine/shard): the runner reconciles only the parents it owns. Unset, every parent.
+	Shard Shard
+}
+
+// Shard says which parents this engine reconciles, by a key naming the controller and the
+// parent (ShardKey). *shard.Member is one.
+type Shard interface {
+	// Owns reports whether the engine may reconcile the parent now.
+	Owns(key string) bool
+	// Begin starts a reconcile of the parent if the engine may reconcile it now; end is
+	// called once the reconcile has returned.
+	Begin(key string) (end func(), ok bool)
 }
 
 // Reads answers whether a controller's account may read a resource in a namespace (every
@@ -318,6 +332,42 @@ func (r *Runner) Counts() (parents, children int) {
 	return len(r.selected), r.claimed
 }
 
+// ShardCounts returns, for an engine sharing the work with other replicas, how many of the
+// parents the controller selects this engine owns, and how many children all of them own,
+// counted from the caches (the claimed counts of Counts cover reconciled parents only). It
+// looks up every selected parent: the status refresh calls it, never an event path.
+func (r *Runner) ShardCounts() (owned, children int) {
+	r.countsMu.Lock()
+	reqs := make([]Request, 0, len(r.selected))
+	for req := range r.selected {
+		reqs = append(reqs, req)
+	}
+	r.countsMu.Unlock()
+	seen := map[*informers.Informer]bool{}
+	var childCaches []cache.Indexer
+	for _, c := range r.children {
+		if c.informer != nil && !seen[c.informer] {
+			seen[c.informer] = true
+			childCaches = append(childCaches, c.informer.Indexer())
+		}
+	}
+	for _, req := range reqs {
+		if sh := r.cfg.Shard; sh == nil || sh.Owns(r.shardKey(req)) {
+			owned++
+		}
+		obj, exists, _ := r.parents[req.Resource].informer.Indexer().GetByKey(req.Key)
+		if !exists {
+			continue
+		}
+		uid := string(obj.(*unstructured.Unstructured).GetUID())
+		for _, idx := range childCaches {
+			keys, _ := idx.IndexKeys(index.ControllerUID, uid)
+			children += len(keys)
+		}
+	}
+	return owned, children
+}
+
 // setSelected records whether the controller selects the parent of req.
 func (r *Runner) setSelected(req Request, selected bool) {
 	r.countsMu.Lock()
@@ -372,6 +422,14 @@ func (r *Runner) process(ctx context.Context, req Request) {
 	if r.stopping.Load() {
 		return
 	}
+	if sh := r.cfg.Shard; sh != nil {
+		end, ok := sh.Begin(r.shardKey(req))
+		if !ok {
+			r.queue.Forget(req) // another member's, or the ring is changing: enqueued again if it becomes ours
+			return
+		}
+		defer end()
+	}
 	if b := r.cfg.Budget; b != nil {
 		if err := b.Acquire(ctx, r.name); err != nil {
 			return // stopping: ctx ended while waiting for a slot
@@ -420,8 +478,21 @@ func (r *Runner) resyncEvery(ctx context.Context, period time.Duration) {
 // for concurrent use once Start has returned.
 func (r *Runner) Resync() {
 	for i := range r.parents {
-		for _, key := range r.parentKeys(i) {
-			r.queue.Add(Request{Resource: i, Key: key})
+		keys := r.parentKeys(i)
+		reqs := make([]Request, len(keys))
+		for j, key := range keys {
+			reqs[j] = Request{Resource: i, Key: key}
 		}
+		r.enqueue(reqs)
 	}
+}
+
+// ShardKey names a parent of a controller on the ring of an engine's replicas: the
+// controller (Runner.Name's form), the parent's resource and its cache key.
+func ShardKey(controller string, resource schema.GroupResource, key string) string {
+	return controller + "|" + resource.String() + "|" + key
+}
+
+func (r *Runner) shardKey(req Request) string {
+	return ShardKey(r.name, r.parents[req.Resource].GVR.GroupResource(), req.Key)
 }

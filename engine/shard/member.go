@@ -194,6 +194,20 @@ func (m *Member) Owns(key string) bool {
 	return m.authorized && m.ring.Owner(key) == m.name
 }
 
+// Leads reports whether key belongs to the member on its current view's ring, whether or
+// not that view is acknowledged yet: for writes whose repetition does no harm, such as a
+// controller's status, which one member writes while views agree (two, for a moment, while
+// they change).
+func (m *Member) Leads(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ring.Owner(key) == m.name
+}
+
+// RecordParents exposes how many of a controller's parents the member owns; a negative n
+// removes the controller's series.
+func (m *Member) RecordParents(controller string, n int) { m.cfg.Metrics.parents(controller, n) }
+
 // Begin starts a reconcile of the parent named key, if the member may reconcile it now;
 // end must then be called once the reconcile has returned. A view change waits for every
 // reconcile begun before it.

@@ -13,6 +13,7 @@ type Metrics struct {
 	paused      prometheus.Gauge
 	viewChanges prometheus.Counter
 	drains      prometheus.Histogram
+	owned       *prometheus.GaugeVec
 }
 
 // NewMetrics returns the member metrics, registered with reg.
@@ -29,8 +30,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		drains: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "metascript_shard_drain_duration_seconds",
 			Help:    "From a view change to this member's acknowledgement of it: reconciles in flight finishing, and the Lease write.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}),
+		owned: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "metascript_shard_parents",
+			Help: "Parents of each controller this member owns, as of the last status refresh."}, []string{"controller"}),
 	}
-	reg.MustRegister(m.members, m.share, m.paused, m.viewChanges, m.drains)
+	reg.MustRegister(m.members, m.share, m.paused, m.viewChanges, m.drains, m.owned)
 	return m
 }
 
@@ -60,4 +63,15 @@ func (m *Metrics) drained(d time.Duration) {
 		return
 	}
 	m.drains.Observe(d.Seconds())
+}
+
+func (m *Metrics) parents(controller string, n int) {
+	if m == nil {
+		return
+	}
+	if n < 0 {
+		m.owned.DeleteLabelValues(controller)
+		return
+	}
+	m.owned.WithLabelValues(controller).Set(float64(n))
 }

@@ -1,0 +1,310 @@
+// Package shards runs three `metascript run --sharding` processes on one control plane:
+// each parent is reconciled by exactly one member, shares are near even, a member stopped
+// with SIGTERM hands its parents over at once, one killed with SIGKILL is replaced once its
+// Lease expires, and no parent is written by two members in overlapping windows. Who wrote
+// what, and when, is read from the API server's audit log: each engine runs as a user of its
+// own. Short Lease timings keep the test short; the logic is the same at the defaults.
+package shards
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"metascript.dev/metascript/test/controlplane"
+	"metascript.dev/metascript/test/engineproc"
+	"metascript.dev/metascript/test/enginetest"
+)
+
+const (
+	namespace = "shards"
+	parents   = 90
+	lease     = 4 * time.Second
+)
+
+var (
+	controllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"}
+	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	shardFlags  = []string{"--sharding", "--leader-elect-namespace", "default", "--leader-elect-lease-duration", lease.String(),
+		"--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms", "--status-interval", "1s"}
+)
+
+func TestThreeMembersShareTheParents(t *testing.T) {
+	dir := t.TempDir()
+	bin, err := engineproc.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := filepath.Join(dir, "audit.log")
+	cp, err := controlplane.Start(controlplane.Options{
+		CRDDirs:  []string{filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root)},
+		AuditLog: audit,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	admin := dynamic.NewForConfigOrDie(cp.Config)
+	if _, err := kubernetes.NewForConfigOrDie(cp.Config).CoreV1().Namespaces().Create(ctx,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cc := enginetest.ObjectsFromFile(t, filepath.Join("..", "scale", "testdata", "controller.yaml"))[0]
+	if _, err := admin.Resource(controllers).Create(ctx, cc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	engines := map[string]*engineproc.Process{}
+	for _, user := range []string{"engine-a", "engine-b", "engine-c"} {
+		_, kubeconfig, err := cp.User(user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kc := filepath.Join(dir, user+".kubeconfig")
+		if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e, err := engineproc.Start(bin, dir, kc, 2, false, shardFlags...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Stop)
+		engines[user] = e
+	}
+	waitFor(t, ctx, func() (bool, string) {
+		ready := 0
+		for _, e := range engines {
+			if err := e.Running(); err != nil {
+				t.Fatal(err)
+			}
+			if e.Ready(ctx) {
+				ready++
+			}
+		}
+		return ready == 3, fmt.Sprintf("%d of 3 members reconcile their share", ready)
+	})
+	for i := range parents {
+		if _, err := admin.Resource(enginetest.Fanouts).Namespace(namespace).Create(ctx,
+			enginetest.Fanout(fmt.Sprintf("p%d", i), 2), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitConverged(t, ctx, admin, 2)
+
+	// Each parent is written by exactly one member, and the shares are near even.
+	byParent := writesByParent(t, audit)
+	share := map[string]int{}
+	for p, ws := range byParent {
+		users := map[string]bool{}
+		for _, w := range ws {
+			users[w.user] = true
+		}
+		if len(users) != 1 {
+			t.Errorf("parent %s written by %d members: %v", p, len(users), users)
+		}
+		for u := range users {
+			share[u]++
+		}
+	}
+	if len(byParent) != parents {
+		t.Errorf("%d parents written, want %d", len(byParent), parents)
+	}
+	t.Logf("shares of %d parents: %v", parents, share)
+	for user := range engines {
+		if n := share[user]; n < parents/3/2 || n > parents/3*3/2 {
+			t.Errorf("%s reconciled %d parents, want %d ± 50%%", user, n, parents/3)
+		}
+	}
+	// Each member's metrics say its share; the controller's status says three members.
+	waitFor(t, ctx, func() (bool, string) {
+		var got []string
+		ok := true
+		for user, e := range engines {
+			v, err := e.MetricSum(ctx, "metascript_shard_parents")
+			if err != nil {
+				return false, err.Error()
+			}
+			got = append(got, fmt.Sprintf("%s %v (wrote %d)", user, v[0], share[user]))
+			ok = ok && int(v[0]) == share[user]
+		}
+		return ok, "metascript_shard_parents: " + strings.Join(got, ", ")
+	})
+	waitFor(t, ctx, func() (bool, string) {
+		u, err := admin.Resource(controllers).Get(ctx, "scale", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		m, _, _ := unstructured.NestedInt64(u.Object, "status", "members")
+		c, _, _ := unstructured.NestedInt64(u.Object, "status", "children")
+		return m == 3 && c == 2*parents, fmt.Sprintf("status members %d, children %d; want 3 and %d", m, c, 2*parents)
+	})
+
+	// SIGTERM: the member hands over at once; its parents converge within 10 s.
+	stopped := time.Now()
+	engines["engine-a"].Stop()
+	if exited, err := engines["engine-a"].Exited(); !exited || err != nil {
+		t.Errorf("the member stopped with SIGTERM exited %v with %v, want a clean exit", exited, err)
+	}
+	resize(t, ctx, admin, 3)
+	waitConverged(t, ctx, admin, 3)
+	if took := time.Since(stopped); took > 10*time.Second {
+		t.Errorf("parents converged %v after a member's SIGTERM, want within 10s", took)
+	} else {
+		t.Logf("every parent converged %v after a member's SIGTERM", took.Round(100*time.Millisecond))
+	}
+
+	// SIGKILL: the last member takes the killed one's parents over once its Lease expires,
+	// within two lease durations.
+	killed := time.Now()
+	engines["engine-b"].Kill()
+	resize(t, ctx, admin, 4)
+	waitConverged(t, ctx, admin, 4)
+	if took := time.Since(killed); took > 2*lease {
+		t.Errorf("parents converged %v after a member's SIGKILL, want within two lease durations (%v)", took, 2*lease)
+	} else {
+		t.Logf("every parent converged %v after a member's SIGKILL (lease %v)", took.Round(100*time.Millisecond), lease)
+	}
+
+	// No parent was written by two members in overlapping windows: once another member
+	// writes a parent, the one before it never writes it again.
+	for p, ws := range writesByParent(t, audit) {
+		done := map[string]bool{}
+		for i, w := range ws {
+			if done[w.user] {
+				t.Errorf("parent %s: %s wrote at %s after another member had taken over", p, w.user, w.at.Format(time.StampMicro))
+				break
+			}
+			if i > 0 && ws[i-1].user != w.user {
+				done[ws[i-1].user] = true
+			}
+		}
+	}
+}
+
+// resize asks every parent for n children.
+func resize(t *testing.T, ctx context.Context, admin dynamic.Interface, n int) {
+	t.Helper()
+	for i := range parents {
+		if _, err := admin.Resource(enginetest.Fanouts).Namespace(namespace).Patch(ctx, fmt.Sprintf("p%d", i),
+			types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"children":%d}}`, n)), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type write struct {
+	user string
+	at   time.Time
+}
+
+// writesByParent reads the audit log at path: every write (create, update, patch, delete) of
+// a Fanout or of a child ConfigMap (named <parent>-<i>), by parent, in the order the API
+// server received them.
+func writesByParent(t *testing.T, path string) map[string][]write {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string][]write{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		var ev struct {
+			Stage    string    `json:"stage"`
+			Verb     string    `json:"verb"`
+			Received time.Time `json:"requestReceivedTimestamp"`
+			User     struct {
+				Username string `json:"username"`
+			} `json:"user"`
+			ObjectRef struct {
+				Resource, Namespace, Name string
+			} `json:"objectRef"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" || ev.ObjectRef.Namespace != namespace ||
+			!strings.HasPrefix(ev.User.Username, "engine-") {
+			continue
+		}
+		switch ev.Verb {
+		case "create", "update", "patch", "delete":
+		default:
+			continue
+		}
+		parent := ev.ObjectRef.Name
+		switch ev.ObjectRef.Resource {
+		case "fanouts":
+		case "configmaps":
+			parent = parent[:strings.LastIndex(parent, "-")]
+		default:
+			continue
+		}
+		out[parent] = append(out[parent], write{ev.User.Username, ev.Received})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, ws := range out {
+		sort.SliceStable(ws, func(i, j int) bool { return ws[i].at.Before(ws[j].at) })
+	}
+	return out
+}
+
+// waitConverged waits until every parent has n children and says so in its status.
+func waitConverged(t *testing.T, ctx context.Context, admin dynamic.Interface, n int) {
+	t.Helper()
+	waitFor(t, ctx, func() (bool, string) {
+		list, err := admin.Resource(enginetest.Fanouts).Namespace(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		done := 0
+		for _, p := range list.Items {
+			if c, _, _ := unstructured.NestedInt64(p.Object, "status", "children"); c == int64(n) {
+				done++
+			}
+		}
+		cms, err := admin.Resource(configMaps).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: "fanout"})
+		if err != nil {
+			return false, err.Error()
+		}
+		return done == parents && len(cms.Items) == n*parents,
+			fmt.Sprintf("%d of %d parents converged, %d of %d children", done, parents, len(cms.Items), n*parents)
+	})
+}
+
+// waitFor polls cond until it holds, failing the test when ctx ends first.
+func waitFor(t *testing.T, ctx context.Context, cond func() (bool, string)) {
+	t.Helper()
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("condition not met: %s", msg)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
