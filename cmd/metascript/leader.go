@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"metascript.dev/metascript/engine/leader"
+	"metascript.dev/metascript/engine/metrics"
 )
 
 // leaderFlags are `metascript run`'s leader election flags.
@@ -31,8 +32,9 @@ func (f *leaderFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often the Lease is renewed or tried")
 }
 
-// elector returns the Elector the flags ask for, or nil without leader election.
-func (f *leaderFlags) elector(cfg *rest.Config, log *slog.Logger) (*leader.Elector, error) {
+// elector returns the Elector the flags ask for, or nil without leader election. m records
+// the election (metascript_leader_election_*).
+func (f *leaderFlags) elector(cfg *rest.Config, log *slog.Logger, m *metrics.Metrics) (*leader.Elector, error) {
 	if !f.enabled {
 		return nil, nil
 	}
@@ -48,5 +50,5 @@ func (f *leaderFlags) elector(cfg *rest.Config, log *slog.Logger) (*leader.Elect
 		return nil, err
 	}
 	return leader.New(leader.Config{Client: client, Namespace: ns, Name: f.name, LeaseDuration: f.leaseDuration,
-		RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod, Log: log})
+		RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod, Log: log, Observe: m.LeaderObserver(ns + "/" + f.name)})
 }
