@@ -16,8 +16,9 @@
 //	metascript_isolated_calls_total{outcome}                       success|error|worker
 //	metascript_leader_election_is_leader{lease}, metascript_leader_election_transitions_total{lease}
 //
-// Every collector the engine registers is made here, so that one test lints them all
-// (promlint) and checks them against docs/operations.md and manifests/monitoring/.
+// The engine's collectors are made here, and a sharded member's in engine/shard; one test
+// registers them all, lints them (promlint) and checks them against docs/operations.md and
+// manifests/monitoring/. A package that makes collectors must be added to that test.
 package metrics
 
 import (
