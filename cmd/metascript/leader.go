@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"metascript.dev/metascript/engine/leader"
+	"metascript.dev/metascript/engine/metrics"
 	"metascript.dev/metascript/engine/shard"
 )
 
@@ -48,8 +49,9 @@ func (f *leaderFlags) leaseNamespace() string {
 	return ns
 }
 
-// elector returns the Elector the flags ask for, or nil without leader election.
-func (f *leaderFlags) elector(cfg *rest.Config, log *slog.Logger) (*leader.Elector, error) {
+// elector returns the Elector the flags ask for, or nil without leader election. m records
+// the election (metascript_leader_election_*).
+func (f *leaderFlags) elector(cfg *rest.Config, log *slog.Logger, m *metrics.Metrics) (*leader.Elector, error) {
 	if !f.enabled || f.sharding {
 		return nil, nil
 	}
@@ -57,8 +59,9 @@ func (f *leaderFlags) elector(cfg *rest.Config, log *slog.Logger) (*leader.Elect
 	if err != nil {
 		return nil, err
 	}
-	return leader.New(leader.Config{Client: client, Namespace: f.leaseNamespace(), Name: f.name, LeaseDuration: f.leaseDuration,
-		RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod, Log: log})
+	ns := f.leaseNamespace()
+	return leader.New(leader.Config{Client: client, Namespace: ns, Name: f.name, LeaseDuration: f.leaseDuration,
+		RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod, Log: log, Observe: m.LeaderObserver(ns + "/" + f.name)})
 }
 
 // member returns the engine's place in the ring the flags ask for, or nil without sharding.

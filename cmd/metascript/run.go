@@ -155,7 +155,7 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	elector, err := f.leader.elector(cfg, log)
+	elector, err := f.leader.elector(cfg, log, eng.Metrics)
 	if err != nil {
 		return err
 	}

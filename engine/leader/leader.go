@@ -49,6 +49,11 @@ type Config struct {
 	Namespace, Name, Identity                 string
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	Log                                       *slog.Logger
+	// Observe, if set, is told whether this process leads: false when Run starts, then each
+	// change as Leading reports it (true when it starts leading, false when it stops). Calls
+	// never overlap and come in order; Observe must not block. It is how metrics see the
+	// election without this package knowing them.
+	Observe func(leading bool)
 }
 
 // Elector campaigns for the Lease and runs the engine while it holds it. Its methods are safe
@@ -58,6 +63,8 @@ type Elector struct {
 	le      *leaderelection.LeaderElector
 	health  *leaderelection.HealthzAdaptor
 	leading atomic.Bool
+	// observing serialises changes of leading with their calls of cfg.Observe.
+	observing sync.Mutex
 }
 
 // ErrLost is returned by Run when the Lease was lost while the engine ran.
@@ -81,6 +88,9 @@ func New(cfg Config) (*Elector, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Observe == nil {
+		cfg.Observe = func(bool) {}
+	}
 	if cfg.RetryPeriod >= cfg.RenewDeadline || cfg.RetryPeriod+cfg.RenewDeadline >= cfg.LeaseDuration {
 		return nil, fmt.Errorf("leader election timings: want retry period %v < renew deadline %v, and both together < lease duration %v",
 			cfg.RetryPeriod, cfg.RenewDeadline, cfg.LeaseDuration)
@@ -95,6 +105,18 @@ func (e *Elector) Identity() string { return e.cfg.Identity }
 // Leading reports whether the engine runs: this process holds the Lease.
 func (e *Elector) Leading() bool { return e.leading.Load() }
 
+// setLeading records whether the engine runs, tells Observe if that changed, and returns
+// what it was.
+func (e *Elector) setLeading(leading bool) bool {
+	e.observing.Lock()
+	defer e.observing.Unlock()
+	was := e.leading.Swap(leading)
+	if was != leading {
+		e.cfg.Observe(leading)
+	}
+	return was
+}
+
 // Healthy returns an error when this process leads but has not renewed its Lease for too long
 // (a liveness check: renewals stopped); nil otherwise, standbys included.
 func (e *Elector) Healthy(r *http.Request) error { return e.health.Check(r) }
@@ -105,6 +127,9 @@ func (e *Elector) Healthy(r *http.Request) error { return e.health.Check(r) }
 // while ctx has not ended, lost is called at once (it should end the process) and Run returns
 // ErrLost. Run is called once.
 func (e *Elector) Run(ctx context.Context, lead func(context.Context) error, lost func()) error {
+	e.observing.Lock()
+	e.cfg.Observe(false)
+	e.observing.Unlock()
 	electing, stopElecting := context.WithCancel(context.Background())
 	defer stopElecting()
 	var (
@@ -130,7 +155,7 @@ func (e *Elector) Run(ctx context.Context, lead func(context.Context) error, los
 				}
 				running = true
 				mu.Unlock()
-				e.leading.Store(true)
+				e.setLeading(true)
 				e.cfg.Log.Info("leading: this engine holds the Lease and reconciles", "lease", e.lease(), "identity", e.cfg.Identity)
 				run, cancel := context.WithCancel(held)
 				stop := context.AfterFunc(ctx, cancel)
@@ -143,7 +168,7 @@ func (e *Elector) Run(ctx context.Context, lead func(context.Context) error, los
 				result <- err
 			},
 			OnStoppedLeading: func() {
-				wasLeading := e.leading.Swap(false)
+				wasLeading := e.setLeading(false)
 				if wasLeading && ctx.Err() == nil {
 					e.cfg.Log.Error("lost the Lease: stopping at once", "lease", e.lease(), "identity", e.cfg.Identity)
 					lost()

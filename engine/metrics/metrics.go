@@ -14,6 +14,11 @@
 //	metascript_compile_cache_{hits,misses,evictions}_total, metascript_compile_cache_entries
 //	metascript_isolated_worker_restarts_total{reason}              memory|cpu|timeout|cancelled|crash
 //	metascript_isolated_calls_total{outcome}                       success|error|worker
+//	metascript_leader_election_is_leader{lease}, metascript_leader_election_transitions_total{lease}
+//
+// The engine's collectors are made here, and a sharded member's in engine/shard; one test
+// registers them all, lints them (promlint) and checks them against docs/operations.md and
+// manifests/monitoring/. A package that makes collectors must be added to that test.
 package metrics
 
 import (
@@ -40,6 +45,10 @@ type Metrics struct {
 	// reason and its calls by outcome (scripting/isolated).
 	IsolatedRestarts *prometheus.CounterVec
 	IsolatedCalls    *prometheus.CounterVec
+	// LeaderIsLeader (0 or 1) and LeaderTransitions (times this process started leading)
+	// follow leader election per Lease; see LeaderObserver.
+	LeaderIsLeader    *prometheus.GaugeVec
+	LeaderTransitions *prometheus.CounterVec
 
 	queueDepth    *prometheus.GaugeVec
 	queueAdds     *prometheus.CounterVec
@@ -83,6 +92,10 @@ func New() *Metrics {
 		Help: "Isolated-tier worker processes replaced, by reason."}, []string{"reason"})
 	m.IsolatedCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_isolated_calls_total",
 		Help: "Isolated-tier hook calls by outcome: success, error (the hook failed), worker (its worker died)."}, []string{"outcome"})
+	m.LeaderIsLeader = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "metascript_leader_election_is_leader",
+		Help: "1 while this process holds the Lease and reconciles, else 0."}, []string{"lease"})
+	m.LeaderTransitions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_leader_election_transitions_total",
+		Help: "Times this process started leading."}, []string{"lease"})
 	q := func(name, help string) prometheus.Opts {
 		return prometheus.Opts{Name: "metascript_workqueue_" + name, Help: help}
 	}
@@ -96,7 +109,7 @@ func New() *Metrics {
 	m.queueWork = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "metascript_workqueue_work_duration_seconds",
 		Help: "Time processing an item.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}, []string{"name"})
 	for _, c := range []prometheus.Collector{m.Reconciles, m.ReconcileDuration, m.HookInvocations, m.HookDuration,
-		m.BudgetExhausted, m.ChildOperations, m.Controllers, m.IsolatedRestarts, m.IsolatedCalls, m.queueDepth, m.queueAdds, m.queueRetries,
+		m.BudgetExhausted, m.ChildOperations, m.Controllers, m.IsolatedRestarts, m.IsolatedCalls, m.LeaderIsLeader, m.LeaderTransitions, m.queueDepth, m.queueAdds, m.queueRetries,
 		m.queueUnfinish, m.queueLongest, m.queueLatency, m.queueWork} {
 		f(c)
 	}
@@ -160,5 +173,21 @@ func (m *Metrics) WatchCompileCache(stats CompileCache) {
 			func() float64 { _, _, _, n := stats(); return float64(n) }),
 	} {
 		_ = m.Registry.Register(c) // AlreadyRegisteredError: an earlier engine's cache is reported
+	}
+}
+
+// LeaderObserver returns a func for leader.Config.Observe that records whether this process
+// leads the Lease lease ("namespace/name"). Both of the Lease's series exist, at 0, from this
+// call on, so that a standby reports 0 rather than nothing.
+func (m *Metrics) LeaderObserver(lease string) func(leading bool) {
+	isLeader, transitions := m.LeaderIsLeader.WithLabelValues(lease), m.LeaderTransitions.WithLabelValues(lease)
+	isLeader.Set(0)
+	return func(leading bool) {
+		if leading {
+			isLeader.Set(1)
+			transitions.Inc()
+		} else {
+			isLeader.Set(0)
+		}
 	}
 }

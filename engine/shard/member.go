@@ -206,7 +206,7 @@ func (m *Member) Leads(key string) bool {
 
 // RecordParents exposes how many of a controller's parents the member owns; a negative n
 // removes the controller's series.
-func (m *Member) RecordParents(controller string, n int) { m.cfg.Metrics.parents(controller, n) }
+func (m *Member) RecordParents(controller string, n int) { m.cfg.Metrics.SetParents(controller, n) }
 
 // Begin starts a reconcile of the parent named key, if the member may reconcile it now;
 // end must then be called once the reconcile has returned. A view change waits for every

@@ -65,7 +65,9 @@ func (m *Metrics) drained(d time.Duration) {
 	m.drains.Observe(d.Seconds())
 }
 
-func (m *Metrics) parents(controller string, n int) {
+// SetParents sets how many of a controller's parents the member owns; a negative n removes the
+// controller's series.
+func (m *Metrics) SetParents(controller string, n int) {
 	if m == nil {
 		return
 	}

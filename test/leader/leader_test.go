@@ -126,6 +126,8 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	if got := reconciles(t, ctx, leader); got < float64(parents) {
 		t.Errorf("the leader reconciled %v times, want at least %d", got, parents)
 	}
+	checkLeadership(t, ctx, "the leader", leader, 1, 1)
+	checkLeadership(t, ctx, "the standby", standby, 0, 0)
 
 	// SIGKILL: the standby takes over once the Lease expires, and converges new parents.
 	killed := time.Now()
@@ -139,12 +141,14 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	if w := writes(t, audit, standbyUser); len(w) == 0 || w[0].Before(killed) {
 		t.Errorf("the standby's first write: %v, want one after the leader was killed at %v", w, killed)
 	}
+	checkLeadership(t, ctx, "the standby that took over", standby, 1, 1)
 
 	// SIGTERM: the leader stops, releases the Lease, and a new standby takes over at once.
 	next := start("engine-c")
 	waitFor(t, ctx, func() (bool, string) {
 		return !next.Ready(ctx) && standby.Ready(ctx), "the new engine must stand by while the old one leads"
 	})
+	checkLeadership(t, ctx, "a new standby", next, 0, 0)
 	stopped := time.Now()
 	standby.Stop()
 	if exited, err := standby.Exited(); !exited || err != nil {
@@ -254,6 +258,23 @@ func reconciles(t *testing.T, ctx context.Context, e *engineproc.Process) float6
 		t.Fatal(err)
 	}
 	return v[0]
+}
+
+// checkLeadership checks engine e's metascript_leader_election_is_leader and
+// metascript_leader_election_transitions_total, once its metrics server answers (a standby's
+// may not listen yet).
+func checkLeadership(t *testing.T, ctx context.Context, who string, e *engineproc.Process, isLeader, transitions float64) {
+	t.Helper()
+	var v []float64
+	waitFor(t, ctx, func() (bool, string) {
+		var err error
+		v, err = e.Metric(ctx, `metascript_leader_election_is_leader{lease="default/metascript-engine"}`,
+			`metascript_leader_election_transitions_total{lease="default/metascript-engine"}`)
+		return err == nil, fmt.Sprintf("%s: metrics: %v", who, err)
+	})
+	if v[0] != isLeader || v[1] != transitions {
+		t.Errorf("%s: is_leader %v and transitions %v, want %v and %v", who, v[0], v[1], isLeader, transitions)
+	}
 }
 
 // waitConverged waits until every one of n Fanouts has its 2 ConfigMaps and its status.
