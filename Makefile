@@ -20,13 +20,15 @@ NEIGHBORS_CHILDREN = $(if $(filter file,$(origin CHILDREN)),3,$(CHILDREN))
 NEIGHBORS_FLAGS ?=
 # e.g. SCALE_FLAGS='-pprof' (CPU profiles), '-floor-apply' or '-floor-child-writers=8' (floor variants)
 SCALE_FLAGS ?=
+# bench-shards' member counts, one run each (PARENTS x CHILDREN default 2000 x 5)
+MEMBERS ?= 1,2,3
 # bench-tenants' controller counts, one run each; e.g. TENANTS_FLAGS='-pprof' (CPU and heap profiles)
 TENANTS ?= 100,1000,5000
 TENANTS_FLAGS ?=
 
 .PHONY: help build generate controlplane cluster-up cluster-down demo test test-unit test-race \
         test-integration test-e2e vet bench bench-hooks bench-engine bench-converge bench-map bench-scale bench-tenants \
-        bench-neighbors clean
+        bench-neighbors bench-shards clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -87,6 +89,9 @@ bench-map: controlplane ## a MapController with INPUTS inputs under one parent: 
 
 bench-neighbors: controlplane ## a healthy controller (PARENTS x CHILDREN, default 200 x 3) alone and beside one whose hooks burn their whole budget
 	$(GO) test -count=1 -timeout 60m -run '^TestNeighbors$$' -v ./test/neighbors/ -parents=$(NEIGHBORS_PARENTS) -children=$(NEIGHBORS_CHILDREN) $(NEIGHBORS_FLAGS)
+
+bench-shards: controlplane ## PARENTS x CHILDREN (default 2000 x 5) by MEMBERS (default 1,2,3) engines with --sharding: time, CPU and peak RSS per member
+	$(GO) test -count=1 -timeout 60m -run '^TestShardBench$$' -v ./test/shardbench/ -members=$(MEMBERS) -parents=$(SCALE_PARENTS) -children=$(SCALE_CHILDREN)
 
 clean: ## remove build outputs (keeps the control-plane cache)
 	rm -rf bin
