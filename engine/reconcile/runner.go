@@ -487,12 +487,13 @@ func (r *Runner) Resync() {
 	}
 }
 
-// ShardKey names a parent of a controller on the ring of an engine's replicas: the
-// controller (Runner.Name's form), the parent's resource and its cache key.
-func ShardKey(controller string, resource schema.GroupResource, key string) string {
-	return controller + "|" + resource.String() + "|" + key
+// ShardKey names a parent on the ring of an engine's replicas: its kind and its cache key
+// (namespace/name). The controller is not part of it, so that every controller of a parent
+// runs on one replica, and a child's member follows from its ControllerRef alone.
+func ShardKey(kind schema.GroupKind, key string) string {
+	return kind.String() + "|" + key
 }
 
 func (r *Runner) shardKey(req Request) string {
-	return ShardKey(r.name, r.parents[req.Resource].GVR.GroupResource(), req.Key)
+	return ShardKey(r.parents[req.Resource].GVK.GroupKind(), req.Key)
 }

@@ -1,7 +1,7 @@
 // Package shard shares the parents of every controller among the engine's replicas
 // (`metascript run --sharding`). Every replica is a member of a ring: it holds a Lease of its
 // own, labelled with the ring's name, and watches the others'. The live members make a view;
-// a consistent hash (Ring) of the view assigns each parent, by its controller and key, to one
+// a consistent hash (Ring) of the view assigns each parent, by its kind and key, to one
 // member, and a parent's children, attachments and outputs follow it, since their events
 // reach the engine as requests for the parent.
 //
