@@ -460,3 +460,32 @@ func impersonating(account string) *rest.Config {
 	cfg.Impersonate = serviceAccountUser(account)
 	return cfg
 }
+
+// TestDockerfile: the image is built with the Go of go.mod's go line, as a static binary,
+// and runs as the non-root user the manifests' pods declare. No image can be built on the
+// build machines, so this reads the Dockerfile.
+func TestDockerfile(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goLine string
+	for _, l := range strings.Split(string(mod), "\n") {
+		if v, ok := strings.CutPrefix(l, "go "); ok {
+			goLine = strings.TrimSpace(v)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := string(data)
+	for _, want := range []string{
+		"FROM golang:" + goLine + " AS build", "CGO_ENABLED=0", "-trimpath",
+		"FROM gcr.io/distroless/static:nonroot", "USER 65532:65532", `ENTRYPOINT ["/metascript"]`,
+	} {
+		if !strings.Contains(df, want) {
+			t.Errorf("Dockerfile lacks %q (go.mod's go line is %s)", want, goLine)
+		}
+	}
+}
