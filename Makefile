@@ -2,6 +2,10 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 CONTROLLER_GEN ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+# The real renderers, pinned, run as Go modules (not in go.mod). kustomize v5.8.3 needs Go 1.27.
+KUSTOMIZE ?= $(GO) run sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
+HELM ?= $(GO) run helm.sh/helm/v3/cmd/helm@v3.22.0
+RENDERED := bin/rendered
 BIN := bin/metascript
 CLUSTER_DIR := .cluster
 KUBECONFIG_FILE := $(CLUSTER_DIR)/kubeconfig
@@ -28,7 +32,7 @@ TENANTS_FLAGS ?=
 
 .PHONY: help build generate controlplane cluster-up cluster-down demo test test-unit test-race \
         test-integration test-e2e vet bench bench-hooks bench-engine bench-converge bench-map bench-scale bench-tenants \
-        bench-neighbors bench-shards clean
+        bench-neighbors bench-shards clean chart-crds manifests-check
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -36,8 +40,26 @@ help: ## list the targets
 build: ## build bin/metascript
 	$(GO) build -o $(BIN) ./cmd/metascript
 
-generate: ## regenerate DeepCopy and the CRDs in manifests/crds from apis/
+generate: ## regenerate DeepCopy and the CRDs in manifests/crds from apis/ (and their copies in the chart)
 	$(CONTROLLER_GEN) object paths=./apis/... crd:crdVersions=v1 output:crd:dir=./manifests/crds
+	@$(MAKE) --no-print-directory chart-crds
+
+chart-crds: ## copy manifests/crds into charts/metascript/crds (test/manifests checks they are identical)
+	rm -f charts/metascript/crds/*.yaml
+	cp manifests/crds/metascript.dev_*.yaml charts/metascript/crds/
+
+manifests-check: controlplane ## render the kustomize overlays and the Helm chart (each mode) with the real tools; dry-run every object on a local API server; compare them
+	@rm -rf $(RENDERED) && mkdir -p $(RENDERED)
+	$(KUSTOMIZE) build manifests > $(RENDERED)/kustomize-single.yaml
+	$(KUSTOMIZE) build manifests/overlays/ha > $(RENDERED)/kustomize-ha.yaml
+	$(KUSTOMIZE) build manifests/overlays/sharded > $(RENDERED)/kustomize-sharded.yaml
+	$(KUSTOMIZE) build manifests/admission > $(RENDERED)/kustomize-admission.yaml
+	$(HELM) lint --strict charts/metascript
+	$(HELM) template metascript charts/metascript --namespace metascript-system --include-crds --set mode=single > $(RENDERED)/helm-single.yaml
+	$(HELM) template metascript charts/metascript --namespace metascript-system --include-crds --set mode=ha > $(RENDERED)/helm-ha.yaml
+	$(HELM) template metascript charts/metascript --namespace metascript-system --include-crds --set mode=sharded > $(RENDERED)/helm-sharded.yaml
+	$(HELM) template metascript charts/metascript --namespace metascript-system --set mode=ha --set serviceMonitor.enabled=true > $(RENDERED)/helm-ha-servicemonitor.yaml
+	$(GO) test -count=1 ./test/manifests/rendered/ -rendered=$(CURDIR)/$(RENDERED)
 
 controlplane: ## build etcd and kube-apiserver into .cache/ (cold: ~8 minutes, then cached)
 	@bash test/controlplane/build.sh >/dev/null

@@ -27,7 +27,7 @@ go build -o "$dir/democtl" ./examples/internal/democtl
 ctl=("$dir/democtl" -kubeconfig "$kubeconfig")
 
 step "installing the CRDs: manifests/crds and $example/crd.yaml"
-"${ctl[@]}" apply manifests/crds/*.yaml "$example/crd.yaml"
+"${ctl[@]}" apply manifests/crds/metascript.dev_*.yaml "$example/crd.yaml"
 
 if [[ -f "$dir/engine.pid" ]] && kill -0 "$(cat "$dir/engine.pid")" 2>/dev/null; then
   step "the engine is already running (pid $(cat "$dir/engine.pid"))"

@@ -1,8 +1,8 @@
-// Package manifests checks the deployment manifests in manifests/: the kustomization lists
-// them all, the Deployment wires the probes and ports the engine serves, the shipped
+// Package manifests checks the deployment manifests in manifests/: the kustomizations list
+// them all, the Helm chart's CRDs are the manifests' own, the Deployment wires the probes and ports the engine serves, the shipped
 // ServiceAccount holds every permission the engine uses, and the engine role is complete: an
 // engine running under it plus a rule for its controller's resources alone (the narrowing
-// that manifests/rbac/managed-resources-role.yaml documents) runs a controller end to end.
+// that manifests/base/rbac/managed-resources-role.yaml documents) runs a controller end to end.
 // The optional admission webhook's manifests (manifests/admission, its own kustomization)
 // decode strictly, agree with one another and with engine/kinds, and are accepted by the API
 // server (admission_test.go).
@@ -83,39 +83,65 @@ func serviceAccountUser(name string) rest.ImpersonationConfig {
 	}
 }
 
-// kustomization is the part of manifests/kustomization.yaml these tests read.
+// kustomization is the part of a kustomization.yaml these tests read.
 type kustomization struct {
 	Resources []string `json:"resources"`
-	Images    []struct {
+	Patches   []struct {
+		Path string `json:"path"`
+	} `json:"patches"`
+	Images []struct {
 		Name    string `json:"name"`
 		NewName string `json:"newName"`
 		NewTag  string `json:"newTag"`
 	} `json:"images"`
 }
 
-func readKustomization() (*kustomization, error) {
-	data, err := os.ReadFile(filepath.Join(root, "manifests", "kustomization.yaml"))
+// readKustomization reads dir/kustomization.yaml; dir is relative to manifests/.
+func readKustomization(dir string) (*kustomization, error) {
+	data, err := os.ReadFile(filepath.Join(root, "manifests", dir, "kustomization.yaml"))
 	if err != nil {
 		return nil, err
 	}
 	var k kustomization
 	if err := yaml.Unmarshal(data, &k); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("manifests/%s/kustomization.yaml: %w", dir, err)
 	}
 	return &k, nil
 }
 
-// kustomizationResources returns the files the kustomization lists, in its order.
+// kustomizationResources returns the files `kubectl apply -k manifests/` installs, in its
+// order: the resources of manifests/kustomization.yaml, a directory standing for the
+// resources of its own kustomization. Patches are refused: applying the files as they are
+// would then not be what kustomize renders (the overlays are checked rendered, by make
+// manifests-check).
 func kustomizationResources() ([]string, error) {
-	k, err := readKustomization()
-	if err != nil {
-		return nil, err
-	}
 	var files []string
-	for _, r := range k.Resources {
-		files = append(files, filepath.Join(root, "manifests", r))
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		k, err := readKustomization(dir)
+		if err != nil {
+			return err
+		}
+		if len(k.Patches) > 0 {
+			return fmt.Errorf("manifests/%s/kustomization.yaml has patches: the installed base must have none", dir)
+		}
+		for _, r := range k.Resources {
+			rel := filepath.Join(dir, r)
+			info, err := os.Stat(filepath.Join(root, "manifests", rel))
+			if err != nil {
+				return fmt.Errorf("manifests/%s/kustomization.yaml: %w", dir, err)
+			}
+			if info.IsDir() {
+				if err := walk(rel); err != nil {
+					return err
+				}
+				continue
+			}
+			files = append(files, filepath.Join(root, "manifests", rel))
+		}
+		return nil
 	}
-	return files, nil
+	return files, walk(".")
 }
 
 // apply server-side applies every document of files, in order, as the control plane's admin.
@@ -175,33 +201,107 @@ func documents(file string) []*unstructured.Unstructured {
 	return out
 }
 
+// TestKustomizationListsEveryManifest: every YAML file under manifests/ is listed (as a
+// resource or a patch) by the kustomization of its nearest directory that has one, so that
+// no file is silently left out of what kustomize installs; and the base, what `kubectl apply
+// -k manifests/` installs, includes the CRDs and none of the optional parts.
 func TestKustomizationListsEveryManifest(t *testing.T) {
-	k, err := readKustomization()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(root, "manifests")
-	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(path) != ".yaml" || d.Name() == "kustomization.yaml" {
+	listed := map[string]bool{} // files listed by some kustomization, relative to manifests/
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "kustomization.yaml" {
 			return err
 		}
-		if filepath.Dir(path) == filepath.Join(dir, "admission") {
-			return nil // optional, with its own kustomization (admission_test.go)
+		rel, _ := filepath.Rel(dir, filepath.Dir(path))
+		k, err := readKustomization(rel)
+		if err != nil {
+			return err
 		}
-		rel, _ := filepath.Rel(dir, path)
-		if !slices.Contains(k.Resources, filepath.ToSlash(rel)) {
-			t.Errorf("manifests/%s is not listed in manifests/kustomization.yaml", rel)
+		for _, r := range k.Resources {
+			listed[filepath.Join(rel, r)] = true
+		}
+		for _, p := range k.Patches {
+			if p.Path != "" {
+				listed[filepath.Join(rel, p.Path)] = true
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".yaml" || d.Name() == "kustomization.yaml" {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if !listed[rel] {
+			t.Errorf("manifests/%s is not listed by the kustomization.yaml of its directory or the nearest one above", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := kustomizationResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crds int
+	for _, f := range base {
+		rel, _ := filepath.Rel(dir, f)
+		switch top := strings.Split(filepath.ToSlash(rel), "/")[0]; top {
+		case "crds":
+			crds++
+		case "base":
+		default:
+			t.Errorf("manifests/kustomization.yaml installs manifests/%s: only base/ and crds/ belong to the default install", rel)
+		}
+	}
+	if want, _ := filepath.Glob(filepath.Join(dir, "crds", "metascript.dev_*.yaml")); crds != len(want) {
+		t.Errorf("manifests/kustomization.yaml installs %d CRDs, want the %d in manifests/crds", crds, len(want))
+	}
+}
+
+// TestChartCRDsAreTheManifestsCRDs: charts/metascript/crds holds byte-identical copies of
+// manifests/crds (make chart-crds; make generate refreshes both), and nothing else.
+func TestChartCRDsAreTheManifestsCRDs(t *testing.T) {
+	want, _ := filepath.Glob(filepath.Join(root, "manifests", "crds", "metascript.dev_*.yaml"))
+	got, _ := filepath.Glob(filepath.Join(root, "charts", "metascript", "crds", "*"))
+	if len(want) == 0 {
+		t.Fatal("no CRDs in manifests/crds")
+	}
+	names := map[string]bool{}
+	for _, f := range got {
+		names[filepath.Base(f)] = true
+	}
+	for _, f := range want {
+		name := filepath.Base(f)
+		if !names[name] {
+			t.Errorf("charts/metascript/crds/%s is missing: run make chart-crds", name)
+			continue
+		}
+		delete(names, name)
+		a, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(root, "charts", "metascript", "crds", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(a) != string(b) {
+			t.Errorf("charts/metascript/crds/%s differs from manifests/crds/%s: run make chart-crds", name, name)
+		}
+	}
+	for name := range names {
+		t.Errorf("charts/metascript/crds/%s is not in manifests/crds: run make chart-crds", name)
+	}
 }
 
 func TestDeployment(t *testing.T) {
 	var d appsv1.Deployment
-	obj := documents(filepath.Join(root, "manifests", "engine", "deployment.yaml"))[0]
+	obj := documents(filepath.Join(root, "manifests", "base", "engine", "deployment.yaml"))[0]
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d); err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +336,7 @@ func TestDeployment(t *testing.T) {
 	probe("liveness", c.LivenessProbe, "/healthz")
 	probe("readiness", c.ReadinessProbe, "/readyz")
 
-	k, err := readKustomization()
+	k, err := readKustomization("base")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,4 +459,33 @@ func impersonating(account string) *rest.Config {
 	cfg := rest.CopyConfig(env.ControlPlane.Config)
 	cfg.Impersonate = serviceAccountUser(account)
 	return cfg
+}
+
+// TestDockerfile: the image is built with the Go of go.mod's go line, as a static binary,
+// and runs as the non-root user the manifests' pods declare. No image can be built on the
+// build machines, so this reads the Dockerfile.
+func TestDockerfile(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goLine string
+	for _, l := range strings.Split(string(mod), "\n") {
+		if v, ok := strings.CutPrefix(l, "go "); ok {
+			goLine = strings.TrimSpace(v)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := string(data)
+	for _, want := range []string{
+		"FROM golang:" + goLine + " AS build", "CGO_ENABLED=0", "-trimpath",
+		"FROM gcr.io/distroless/static:nonroot", "USER 65532:65532", `ENTRYPOINT ["/metascript"]`,
+	} {
+		if !strings.Contains(df, want) {
+			t.Errorf("Dockerfile lacks %q (go.mod's go line is %s)", want, goLine)
+		}
+	}
 }
