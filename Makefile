@@ -73,7 +73,7 @@ cluster-down: ## stop the local control plane and remove its data
 demo: build cluster-up ## control plane, CRDs, the engine and an example controller converging
 	@bash examples/demo.sh $(KUBECONFIG_FILE) $(BIN)
 
-test: vet controlplane test-race test-integration ## every test suite (what CI runs)
+test: vet controlplane test-race test-integration manifests-check ## every test suite (what CI runs), and the rendered manifests
 
 vet: ## gofmt and go vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
