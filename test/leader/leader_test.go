@@ -13,19 +13,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"metascript.dev/metascript/test/controlplane"
 	"metascript.dev/metascript/test/engineproc"
 	"metascript.dev/metascript/test/enginetest"
 )
@@ -40,51 +37,11 @@ var (
 )
 
 func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
-	dir := t.TempDir()
-	bin, err := engineproc.Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	audit := filepath.Join(dir, "audit.log")
-	cp, err := controlplane.Start(controlplane.Options{
-		CRDDirs:  []string{filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root)},
-		AuditLog: audit,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cp.Stop()
+	c := engineproc.StartCluster(t, namespace, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	admin := dynamic.NewForConfigOrDie(cp.Config)
-	if _, err := kubernetes.NewForConfigOrDie(cp.Config).CoreV1().Namespaces().Create(ctx,
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cc := enginetest.ObjectsFromFile(t, filepath.Join("..", "scale", "testdata", "controller.yaml"))[0]
-	if _, err := admin.Resource(controllers).Create(ctx, cc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	start := func(user string) *engineproc.Process {
-		_, kubeconfig, err := cp.User(user)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kc := filepath.Join(dir, user+".kubeconfig")
-		if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		e, err := engineproc.Start(bin, dir, kc, 2, false, leaseFlags...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(e.Stop)
-		return e
-	}
+	admin, audit := c.Admin, c.Audit
+	start := func(user string) *engineproc.Process { return c.Engine(t, user, 2, leaseFlags...) }
 	parents := 0
 	addParents := func(n int) {
 		for range n {
@@ -173,7 +130,7 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 		}
 	}()
 	time.Sleep(time.Second) // the leader is writing for the busy parents
-	leases := kubernetes.NewForConfigOrDie(cp.Config).CoordinationV1().Leases("default")
+	leases := kubernetes.NewForConfigOrDie(c.Config).CoordinationV1().Leases("default")
 	lease, err := leases.Get(ctx, "metascript-engine", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

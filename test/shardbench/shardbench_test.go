@@ -17,23 +17,19 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"metascript.dev/metascript/test/controlplane"
 	"metascript.dev/metascript/test/engineproc"
 	"metascript.dev/metascript/test/enginetest"
 )
@@ -118,47 +114,13 @@ func report(t *testing.T, one, r result) {
 
 // run converges parents x children with n members on a fresh control plane.
 func run(t *testing.T, n, parents, children int) result {
-	dir := t.TempDir()
-	bin, err := engineproc.Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp, err := controlplane.Start(controlplane.Options{CRDDirs: []string{filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cp.Stop()
+	c := engineproc.StartCluster(t, namespace, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	admin := dynamic.NewForConfigOrDie(cp.Config)
-	if _, err := kubernetes.NewForConfigOrDie(cp.Config).CoreV1().Namespaces().Create(ctx,
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cc := enginetest.ObjectsFromFile(t, filepath.Join("..", "scale", "testdata", "controller.yaml"))[0]
-	if _, err := admin.Resource(controllers).Create(ctx, cc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	kc := filepath.Join(dir, "kubeconfig")
-	kubeconfig, err := cp.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	admin := c.Admin
 	var engines []*engineproc.Process
 	for range n {
-		e, err := engineproc.Start(bin, dir, kc, *flagWorkers, false, "--sharding", "--leader-elect-namespace", "default")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Stop()
-		engines = append(engines, e)
+		engines = append(engines, c.Engine(t, fmt.Sprintf("engine-%d", len(engines)), *flagWorkers, "--sharding", "--leader-elect-namespace", "default"))
 	}
 	for {
 		ready := 0
@@ -179,7 +141,7 @@ func run(t *testing.T, n, parents, children int) result {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	apiPID, err := cp.APIServerPID()
+	apiPID, err := c.APIServerPID()
 	if err != nil {
 		t.Fatal(err)
 	}
