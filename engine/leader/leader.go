@@ -70,16 +70,31 @@ type Elector struct {
 // ErrLost is returned by Run when the Lease was lost while the engine ran.
 var ErrLost = errors.New("lost the leader Lease")
 
+// Timings sets zero timings of a Lease to client-go's defaults (lease 15 s, renew deadline
+// 10 s, retry period 2 s) and refuses timings that leave no margin: a holder gives up at most
+// a retry period and its renew deadline after its last renewal, and others wait for the
+// lease duration, so the first two together must be shorter than the third.
+func Timings(lease, renew, retry *time.Duration) error {
+	if *lease == 0 {
+		*lease = 15 * time.Second
+	}
+	if *renew == 0 {
+		*renew = 10 * time.Second
+	}
+	if *retry == 0 {
+		*retry = 2 * time.Second
+	}
+	if *retry >= *renew || *retry+*renew >= *lease {
+		return fmt.Errorf("Lease timings: want retry period %v < renew deadline %v, and both together < lease duration %v, so that a holder stops before another may start",
+			*retry, *renew, *lease)
+	}
+	return nil
+}
+
 // New returns an Elector; it campaigns once Run is called.
 func New(cfg Config) (*Elector, error) {
-	if cfg.LeaseDuration == 0 {
-		cfg.LeaseDuration = 15 * time.Second
-	}
-	if cfg.RenewDeadline == 0 {
-		cfg.RenewDeadline = 10 * time.Second
-	}
-	if cfg.RetryPeriod == 0 {
-		cfg.RetryPeriod = 2 * time.Second
+	if err := Timings(&cfg.LeaseDuration, &cfg.RenewDeadline, &cfg.RetryPeriod); err != nil {
+		return nil, err
 	}
 	if cfg.Identity == "" {
 		host, _ := os.Hostname()
@@ -90,10 +105,6 @@ func New(cfg Config) (*Elector, error) {
 	}
 	if cfg.Observe == nil {
 		cfg.Observe = func(bool) {}
-	}
-	if cfg.RetryPeriod >= cfg.RenewDeadline || cfg.RetryPeriod+cfg.RenewDeadline >= cfg.LeaseDuration {
-		return nil, fmt.Errorf("leader election timings: want retry period %v < renew deadline %v, and both together < lease duration %v",
-			cfg.RetryPeriod, cfg.RenewDeadline, cfg.LeaseDuration)
 	}
 	// Liveness fails once a leader has not renewed for its renew deadline and as long again.
 	return &Elector{cfg: cfg, health: leaderelection.NewLeaderHealthzAdaptor(cfg.RenewDeadline)}, nil

@@ -55,6 +55,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"metascript.dev/metascript/engine/leader"
 )
 
 // Label and annotation of member Leases.
@@ -125,21 +127,11 @@ var ErrLost = errors.New("lost the member Lease")
 
 // New returns a Member; it joins the ring once Run is called.
 func New(cfg Config) (*Member, error) {
-	if cfg.LeaseDuration == 0 {
-		cfg.LeaseDuration = 15 * time.Second
-	}
-	if cfg.RenewDeadline == 0 {
-		cfg.RenewDeadline = 10 * time.Second
-	}
-	if cfg.RetryPeriod == 0 {
-		cfg.RetryPeriod = 2 * time.Second
+	if err := leader.Timings(&cfg.LeaseDuration, &cfg.RenewDeadline, &cfg.RetryPeriod); err != nil {
+		return nil, fmt.Errorf("sharding: %w", err)
 	}
 	if cfg.DrainTimeout == 0 {
 		cfg.DrainTimeout = cfg.RenewDeadline
-	}
-	if cfg.RetryPeriod >= cfg.RenewDeadline || cfg.RetryPeriod+cfg.RenewDeadline >= cfg.LeaseDuration {
-		return nil, fmt.Errorf("sharding timings: retry period (%s) must be below the renew deadline (%s), and both together below the lease duration (%s), so that a member stops before the others drop it",
-			cfg.RetryPeriod, cfg.RenewDeadline, cfg.LeaseDuration)
 	}
 	if cfg.Client == nil || cfg.Namespace == "" || cfg.Ring == "" {
 		return nil, errors.New("sharding: a client, a namespace and a ring name are required")

@@ -5,7 +5,9 @@
 package controlplane
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -218,4 +221,48 @@ func (c *ControlPlane) Stop() error {
 		os.RemoveAll(c.tmp)
 	}
 	return err
+}
+
+// AuditEvent is what tests read of one request in the audit log (Options.AuditLog).
+type AuditEvent struct {
+	Stage    string    `json:"stage"`
+	Verb     string    `json:"verb"`
+	Received time.Time `json:"requestReceivedTimestamp"`
+	User     struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef struct {
+		Resource  string `json:"resource"`
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"objectRef"`
+}
+
+// IsWrite reports whether the request changed something: create, update, patch or delete.
+func (e *AuditEvent) IsWrite() bool {
+	switch e.Verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return true
+	}
+	return false
+}
+
+// ReadAudit calls each for every completed request (stage ResponseComplete) in the audit
+// log at path, in the order of the file.
+func ReadAudit(path string, each func(*AuditEvent)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		var ev AuditEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
+			continue
+		}
+		each(&ev)
+	}
+	return sc.Err()
 }

@@ -8,11 +8,8 @@
 package leader
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"testing"
 	"time"
@@ -23,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"metascript.dev/metascript/test/controlplane"
 	"metascript.dev/metascript/test/engineproc"
 	"metascript.dev/metascript/test/enginetest"
 )
@@ -171,36 +169,13 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 // user other than to its Lease, in order, from the audit log at path.
 func writes(t *testing.T, path, user string) []time.Time {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []time.Time
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for sc.Scan() {
-		var ev struct {
-			Stage    string    `json:"stage"`
-			Verb     string    `json:"verb"`
-			Received time.Time `json:"requestReceivedTimestamp"`
-			User     struct {
-				Username string `json:"username"`
-			} `json:"user"`
-			ObjectRef struct {
-				Resource string `json:"resource"`
-			} `json:"objectRef"`
-		}
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.User.Username != user || ev.Stage != "ResponseComplete" ||
-			ev.ObjectRef.Resource == "leases" {
-			continue
-		}
-		switch ev.Verb {
-		case "create", "update", "patch", "delete":
+	err := controlplane.ReadAudit(path, func(ev *controlplane.AuditEvent) {
+		if ev.User.Username == user && ev.ObjectRef.Resource != "leases" && ev.IsWrite() {
 			out = append(out, ev.Received)
 		}
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Before(out[j]) })

@@ -7,11 +7,8 @@
 package shards
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -23,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"metascript.dev/metascript/test/controlplane"
 	"metascript.dev/metascript/test/engineproc"
 	"metascript.dev/metascript/test/enginetest"
 )
@@ -180,34 +178,10 @@ type write struct {
 // server received them.
 func writesByParent(t *testing.T, path string) map[string][]write {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	out := map[string][]write{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for sc.Scan() {
-		var ev struct {
-			Stage    string    `json:"stage"`
-			Verb     string    `json:"verb"`
-			Received time.Time `json:"requestReceivedTimestamp"`
-			User     struct {
-				Username string `json:"username"`
-			} `json:"user"`
-			ObjectRef struct {
-				Resource, Namespace, Name string
-			} `json:"objectRef"`
-		}
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" || ev.ObjectRef.Namespace != namespace ||
-			!strings.HasPrefix(ev.User.Username, "engine-") {
-			continue
-		}
-		switch ev.Verb {
-		case "create", "update", "patch", "delete":
-		default:
-			continue
+	err := controlplane.ReadAudit(path, func(ev *controlplane.AuditEvent) {
+		if ev.ObjectRef.Namespace != namespace || !strings.HasPrefix(ev.User.Username, "engine-") || !ev.IsWrite() {
+			return
 		}
 		parent := ev.ObjectRef.Name
 		switch ev.ObjectRef.Resource {
@@ -215,11 +189,11 @@ func writesByParent(t *testing.T, path string) map[string][]write {
 		case "configmaps":
 			parent = parent[:strings.LastIndex(parent, "-")]
 		default:
-			continue
+			return
 		}
 		out[parent] = append(out[parent], write{ev.User.Username, ev.Received})
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, ws := range out {
