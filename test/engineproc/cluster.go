@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,4 +85,21 @@ func (c *Cluster) Engine(t testing.TB, user string, workers int, extra ...string
 	}
 	t.Cleanup(e.Stop)
 	return e
+}
+
+// WaitFor polls cond every 100 ms until it holds, failing the test with cond's last message
+// when ctx ends first.
+func WaitFor(t testing.TB, ctx context.Context, cond func() (bool, string)) {
+	t.Helper()
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("condition not met: %s", msg)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

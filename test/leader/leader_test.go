@@ -56,7 +56,7 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	addParents(10)
 	leaderOf := func(engines ...*engineproc.Process) *engineproc.Process {
 		var leader *engineproc.Process
-		waitFor(t, ctx, func() (bool, string) {
+		engineproc.WaitFor(t, ctx, func() (bool, string) {
 			leader = nil
 			ready := 0
 			for _, e := range engines {
@@ -100,7 +100,7 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 
 	// SIGTERM: the leader stops, releases the Lease, and a new standby takes over at once.
 	next := start("engine-c")
-	waitFor(t, ctx, func() (bool, string) {
+	engineproc.WaitFor(t, ctx, func() (bool, string) {
 		return !next.Ready(ctx) && standby.Ready(ctx), "the new engine must stand by while the old one leads"
 	})
 	checkLeadership(t, ctx, "a new standby", next, 0, 0)
@@ -139,7 +139,7 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, func() (bool, string) {
+	engineproc.WaitFor(t, ctx, func() (bool, string) {
 		exited, err := next.Exited()
 		return exited && err != nil, fmt.Sprintf("the engine that lost its Lease: exited %v (%v), want an exit with an error", exited, err)
 	})
@@ -198,7 +198,7 @@ func reconciles(t *testing.T, ctx context.Context, e *engineproc.Process) float6
 func checkLeadership(t *testing.T, ctx context.Context, who string, e *engineproc.Process, isLeader, transitions float64) {
 	t.Helper()
 	var v []float64
-	waitFor(t, ctx, func() (bool, string) {
+	engineproc.WaitFor(t, ctx, func() (bool, string) {
 		var err error
 		v, err = e.Metric(ctx, `metascript_leader_election_is_leader{lease="default/metascript-engine"}`,
 			`metascript_leader_election_transitions_total{lease="default/metascript-engine"}`)
@@ -212,7 +212,7 @@ func checkLeadership(t *testing.T, ctx context.Context, who string, e *enginepro
 // waitConverged waits until every one of n Fanouts has its 2 ConfigMaps and its status.
 func waitConverged(t *testing.T, ctx context.Context, admin dynamic.Interface, n int) {
 	t.Helper()
-	waitFor(t, ctx, func() (bool, string) {
+	engineproc.WaitFor(t, ctx, func() (bool, string) {
 		list, err := admin.Resource(enginetest.Fanouts).Namespace(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -230,20 +230,4 @@ func waitConverged(t *testing.T, ctx context.Context, admin dynamic.Interface, n
 		}
 		return done == n && len(cms.Items) == 2*n, fmt.Sprintf("%d of %d parents converged, %d of %d children", done, n, len(cms.Items), 2*n)
 	})
-}
-
-// waitFor polls cond until it holds, failing the test when ctx ends first.
-func waitFor(t *testing.T, ctx context.Context, cond func() (bool, string)) {
-	t.Helper()
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("condition not met: %s", msg)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }

@@ -47,7 +47,7 @@ func TestThreeMembersShareTheParents(t *testing.T) {
 	for _, user := range []string{"engine-a", "engine-b", "engine-c"} {
 		engines[user] = c.Engine(t, user, 2, shardFlags...)
 	}
-	waitFor(t, ctx, func() (bool, string) {
+	engineproc.WaitFor(t, ctx, func() (bool, string) {
 		ready := 0
 		for _, e := range engines {
 			if err := e.Running(); err != nil {
@@ -92,7 +92,7 @@ func TestThreeMembersShareTheParents(t *testing.T) {
 		}
 	}
 	// Each member's metrics say its share; the controller's status says three members.
-	waitFor(t, ctx, func() (bool, string) {
+	engineproc.WaitFor(t, ctx, func() (bool, string) {
 		var got []string
 		ok := true
 		for user, e := range engines {
@@ -105,7 +105,7 @@ func TestThreeMembersShareTheParents(t *testing.T) {
 		}
 		return ok, "metascript_shard_parents: " + strings.Join(got, ", ")
 	})
-	waitFor(t, ctx, func() (bool, string) {
+	engineproc.WaitFor(t, ctx, func() (bool, string) {
 		u, err := admin.Resource(controllers).Get(ctx, "scale", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -205,7 +205,7 @@ func writesByParent(t *testing.T, path string) map[string][]write {
 // waitConverged waits until every parent has n children and says so in its status.
 func waitConverged(t *testing.T, ctx context.Context, admin dynamic.Interface, n int) {
 	t.Helper()
-	waitFor(t, ctx, func() (bool, string) {
+	engineproc.WaitFor(t, ctx, func() (bool, string) {
 		list, err := admin.Resource(enginetest.Fanouts).Namespace(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -223,20 +223,4 @@ func waitConverged(t *testing.T, ctx context.Context, admin dynamic.Interface, n
 		return done == parents && len(cms.Items) == n*parents,
 			fmt.Sprintf("%d of %d parents converged, %d of %d children", done, parents, len(cms.Items), n*parents)
 	})
-}
-
-// waitFor polls cond until it holds, failing the test when ctx ends first.
-func waitFor(t *testing.T, ctx context.Context, cond func() (bool, string)) {
-	t.Helper()
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("condition not met: %s", msg)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
