@@ -312,7 +312,8 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 	for _, c := range b.capped {
 		m.opts.Recorder.Event(u, corev1.EventTypeWarning, "BudgetCapped", c)
 	}
-	return m.writeStatus(ctx, k, u, m.statusOK(b.runner, b.capped))
+	st, _ := m.statusOK(b.runner, b.capped)
+	return m.writeStatus(ctx, k, u, st)
 }
 
 // hold takes a reference on the informers of the given resources; release returns them.

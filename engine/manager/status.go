@@ -29,15 +29,18 @@ type status struct {
 	capped []string
 }
 
-func (m *Manager) statusOK(r *reconcile.Runner, capped []string) status {
+// statusOK is the status of a running controller, and how many of its parents this engine
+// owns (all of them unless it shards).
+func (m *Manager) statusOK(r *reconcile.Runner, capped []string) (status, int) {
 	p, c := r.Counts()
+	owned := p
 	if m.opts.Shard != nil {
 		// The claimed counts cover the parents this replica reconciled: count from the caches.
-		_, c = r.ShardCounts()
+		owned, c = r.ShardCounts()
 	}
 	return status{ready: metav1.ConditionTrue, readyReason: "Running", readyMsg: "the controller is reconciling its parents",
 		compiled: metav1.ConditionTrue, compiledReason: "Compiled", compiledMsg: "every hook compiled",
-		parents: p, children: c, members: m.members(), capped: capped}
+		parents: p, children: c, members: m.members(), capped: capped}, owned
 }
 
 // members is how many replicas share the work, for controller statuses: 0 without sharding.
@@ -140,19 +143,16 @@ func (m *Manager) refreshStatuses(ctx context.Context) {
 				// The replica that writes a status may change with the ring: each refresh
 				// writes what differs, from the whole status (writeStatus compares).
 				st = r.st
-				if r.runner != nil {
-					owned, _ := r.runner.ShardCounts()
-					m.opts.Shard.RecordParents(m.ref(k), owned)
-					if !m.opts.Shard.Leads(m.statusKey(k)) {
-						continue
-					}
-					st = m.statusOK(r.runner, r.capped)
-				}
 				st.members = m.members()
+				if r.runner != nil {
+					var owned int
+					st, owned = m.statusOK(r.runner, r.capped)
+					m.opts.Shard.RecordParents(m.ref(k), owned)
+				}
 			case countsCurrent(u, r.runner):
 				continue // the rest of the status changes only when the runner is replaced
 			default:
-				st = m.statusOK(r.runner, r.capped)
+				st, _ = m.statusOK(r.runner, r.capped)
 			}
 			if err := m.writeStatus(ctx, k, u, st); err != nil {
 				m.opts.Log.Info("controller status not written", "controller", m.ref(k), "error", err.Error())

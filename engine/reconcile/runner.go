@@ -89,6 +89,7 @@ type Config struct {
 type parentSource struct {
 	ParentResource
 	informer *informers.Informer
+	shard    string // ShardKey's prefix for this resource's parents, made once
 }
 
 type childSource struct {
@@ -164,7 +165,7 @@ func New(b *Built, cfg Config) (*Runner, error) {
 		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), func(req Request) { r.enqueue([]Request{req}) })
 	}
 	for _, p := range cfg.Parents {
-		r.parents = append(r.parents, parentSource{ParentResource: p})
+		r.parents = append(r.parents, parentSource{ParentResource: p, shard: ShardKey(p.GVK.GroupKind(), "")})
 	}
 	for _, c := range cfg.Children {
 		r.children = append(r.children, childSource{ChildRule: c})
@@ -494,6 +495,5 @@ func ShardKey(kind schema.GroupKind, key string) string {
 	return kind.String() + "|" + key
 }
 
-func (r *Runner) shardKey(req Request) string {
-	return ShardKey(r.parents[req.Resource].GVK.GroupKind(), req.Key)
-}
+// shardKey is ShardKey of req's parent, on the event path: one concatenation.
+func (r *Runner) shardKey(req Request) string { return r.parents[req.Resource].shard + req.Key }

@@ -93,16 +93,17 @@ type Member struct {
 	cfg  Config
 	name string // of the own Lease, and the member's name on the ring
 
-	mu         sync.Mutex
-	peers      map[string]*peer
-	gone       map[string]bool // Leases seen expire or deleted: never members again
-	view       string          // ID of the current view
-	ring       *Ring
-	acked      string // the view published in the own Lease
-	authorized bool
-	inflight   int
-	gained     []func()
-	viewed     chan struct{} // a view change for the drainer, buffered 1
+	// cur is what the gate reads on every event and reconcile, without a lock: replaced
+	// whole, under mu, never modified. inflight counts the reconciles Begin let start.
+	cur      atomic.Pointer[state]
+	inflight atomic.Int64
+
+	mu     sync.Mutex
+	peers  map[string]*peer
+	gone   map[string]bool // Leases seen expire or deleted: never members again
+	acked  string          // the view published in the own Lease
+	gained []func()
+	viewed chan struct{} // a view change for the drainer, buffered 1
 
 	writeMu   sync.Mutex // one write of the own Lease at a time
 	lease     *coordinationv1.Lease
@@ -111,6 +112,13 @@ type Member struct {
 	lostOnce  sync.Once
 	lostCh    chan struct{}
 	lostCause atomic.Value // error
+}
+
+// state is a view and whether the member is authorized under it.
+type state struct {
+	view       string // ID of the view
+	ring       *Ring
+	authorized bool
 }
 
 type peer struct {
@@ -145,8 +153,10 @@ func New(cfg Config) (*Member, error) {
 	}
 	name := leaseName(cfg.Ring, cfg.Identity)
 	cfg.Log = cfg.Log.With("member", name)
-	return &Member{cfg: cfg, name: name, peers: map[string]*peer{}, gone: map[string]bool{},
-		ring: NewRing(nil), viewed: make(chan struct{}, 1), lostCh: make(chan struct{})}, nil
+	m := &Member{cfg: cfg, name: name, peers: map[string]*peer{}, gone: map[string]bool{},
+		viewed: make(chan struct{}, 1), lostCh: make(chan struct{})}
+	m.cur.Store(&state{ring: NewRing(nil)})
+	return m, nil
 }
 
 // leaseName is a valid object name made of the ring's and the identity's: lower case, any
@@ -181,20 +191,15 @@ func (m *Member) OnGain(f func()) {
 
 // Owns reports whether the member may reconcile the parent named key now.
 func (m *Member) Owns(key string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.authorized && m.ring.Owner(key) == m.name
+	s := m.cur.Load()
+	return s.authorized && s.ring.Owner(key) == m.name
 }
 
 // Leads reports whether key belongs to the member on its current view's ring, whether or
 // not that view is acknowledged yet: for writes whose repetition does no harm, such as a
 // controller's status, which one member writes while views agree (two, for a moment, while
 // they change).
-func (m *Member) Leads(key string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.ring.Owner(key) == m.name
-}
+func (m *Member) Leads(key string) bool { return m.cur.Load().ring.Owner(key) == m.name }
 
 // RecordParents exposes how many of a controller's parents the member owns; a negative n
 // removes the controller's series.
@@ -202,37 +207,26 @@ func (m *Member) RecordParents(controller string, n int) { m.cfg.Metrics.SetPare
 
 // Begin starts a reconcile of the parent named key, if the member may reconcile it now;
 // end must then be called once the reconcile has returned. A view change waits for every
-// reconcile begun before it.
+// reconcile begun before it: Begin counts the reconcile before it reads the state, and a
+// view change replaces the state before the drain reads the count, so either the drain
+// sees the reconcile or the reconcile sees the new state.
 func (m *Member) Begin(key string) (end func(), ok bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.authorized || m.ring.Owner(key) != m.name {
+	m.inflight.Add(1)
+	if s := m.cur.Load(); !s.authorized || s.ring.Owner(key) != m.name {
+		m.inflight.Add(-1)
 		return nil, false
 	}
-	m.inflight++
 	return m.end, true
 }
 
-func (m *Member) end() {
-	m.mu.Lock()
-	m.inflight--
-	m.mu.Unlock()
-}
+func (m *Member) end() { m.inflight.Add(-1) }
 
 // Members returns how many members the current view has (this one included, once joined).
-func (m *Member) Members() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.ring.Members())
-}
+func (m *Member) Members() int { return len(m.cur.Load().ring.Members()) }
 
 // Joined reports whether the member holds its Lease and is authorized under its view: it is
 // reconciling its share.
-func (m *Member) Joined() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.joined.Load() && m.authorized
-}
+func (m *Member) Joined() bool { return m.joined.Load() && m.cur.Load().authorized }
 
 // Healthy is a liveness check: it fails once the own Lease has not been renewed for longer
 // than the renew deadline and a retry period, when the member should have given up.
@@ -252,7 +246,9 @@ func (m *Member) lose(cause error) {
 	m.lostOnce.Do(func() {
 		m.lostCause.Store(cause)
 		m.mu.Lock()
-		m.authorized = false
+		s := *m.cur.Load()
+		s.authorized = false
+		m.cur.Store(&s)
 		m.mu.Unlock()
 		m.cfg.Log.Error("giving up the member Lease; stopping every reconcile", "error", cause.Error())
 		close(m.lostCh)
@@ -499,21 +495,24 @@ func (m *Member) refresh() {
 		live = append(live, name)
 	}
 	slices.Sort(live)
-	if id := viewID(live); id != m.view {
-		m.view, m.ring, m.authorized = id, NewRing(live), false
-		m.cfg.Metrics.viewChanged(len(live), m.ring.Share(m.name))
+	s := m.cur.Load()
+	if id := viewID(live); id != s.view {
+		s = &state{view: id, ring: NewRing(live)}
+		m.cur.Store(s)
+		m.cfg.Metrics.viewChanged(len(live), s.ring.Share(m.name))
 		m.cfg.Log.Info("ring view changed; pausing until every member has acknowledged it", "view", id, "members", len(live))
 		select {
 		case m.viewed <- struct{}{}:
 		default:
 		}
 	}
-	if !m.authorized && m.acked == m.view && m.view != "" && m.allAcked() {
-		m.authorized = true
+	if !s.authorized && m.acked == s.view && s.view != "" && m.allAcked(s) && !m.isLost() {
+		s = &state{view: s.view, ring: s.ring, authorized: true}
+		m.cur.Store(s)
 		gained = slices.Clone(m.gained)
 		m.cfg.Metrics.authorized(true)
-		m.cfg.Log.Info("every member acknowledged the view; reconciling this member's share", "view", m.view,
-			"share", fmt.Sprintf("%.3f", m.ring.Share(m.name)))
+		m.cfg.Log.Info("every member acknowledged the view; reconciling this member's share", "view", s.view,
+			"share", fmt.Sprintf("%.3f", s.ring.Share(m.name)))
 	}
 	m.mu.Unlock()
 	for _, f := range gained {
@@ -521,13 +520,13 @@ func (m *Member) refresh() {
 	}
 }
 
-// allAcked reports whether every other member of the view has published it. m.mu is held.
-func (m *Member) allAcked() bool {
-	for _, name := range m.ring.Members() {
+// allAcked reports whether every other member of s's view has published it. m.mu is held.
+func (m *Member) allAcked(s *state) bool {
+	for _, name := range s.ring.Members() {
 		if name == m.name {
 			continue
 		}
-		if p := m.peers[name]; p == nil || p.ack != m.view {
+		if p := m.peers[name]; p == nil || p.ack != s.view {
 			return false
 		}
 	}
@@ -553,7 +552,7 @@ func (m *Member) drain(ctx context.Context) {
 		start := time.Now()
 		for {
 			m.mu.Lock()
-			idle, view := m.inflight == 0, m.view
+			idle, view := m.inflight.Load() == 0, m.cur.Load().view
 			m.mu.Unlock()
 			if idle {
 				if view == m.acked {

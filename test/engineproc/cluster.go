@@ -2,6 +2,7 @@ package engineproc
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -102,4 +104,46 @@ func WaitFor(t testing.TB, ctx context.Context, cond func() (bool, string)) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// WaitConverged waits until every one of parents Fanouts in namespace ns says in its status
+// that it has children ConfigMaps, and the namespace holds exactly that many children.
+func (c *Cluster) WaitConverged(t testing.TB, ctx context.Context, ns string, parents, children int) {
+	t.Helper()
+	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	WaitFor(t, ctx, func() (bool, string) {
+		list, err := c.Admin.Resource(enginetest.Fanouts).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		done := 0
+		for _, p := range list.Items {
+			if n, _, _ := unstructured.NestedInt64(p.Object, "status", "children"); n == int64(children) {
+				done++
+			}
+		}
+		cms, err := c.Admin.Resource(configMaps).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "fanout"})
+		if err != nil {
+			return false, err.Error()
+		}
+		return done == parents && len(cms.Items) == parents*children,
+			fmt.Sprintf("%d of %d parents converged, %d of %d children", done, parents, len(cms.Items), parents*children)
+	})
+}
+
+// WaitReady waits until every engine answers /readyz, failing the test if one exits.
+func WaitReady(t testing.TB, ctx context.Context, engines ...*Process) {
+	t.Helper()
+	WaitFor(t, ctx, func() (bool, string) {
+		ready := 0
+		for _, e := range engines {
+			if err := e.Running(); err != nil {
+				t.Fatal(err)
+			}
+			if e.Ready(ctx) {
+				ready++
+			}
+		}
+		return ready == len(engines), fmt.Sprintf("%d of %d engines ready", ready, len(engines))
+	})
 }

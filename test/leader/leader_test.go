@@ -15,9 +15,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"metascript.dev/metascript/test/controlplane"
@@ -28,7 +25,6 @@ import (
 const namespace = "leader"
 
 var (
-	controllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"}
 	// leaseFlags: a standby takes over 4 s after the leader's last renewal.
 	leaseFlags = []string{"--leader-elect=true", "--leader-elect-namespace", "default", "--leader-elect-lease-duration", "4s",
 		"--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms"}
@@ -74,7 +70,7 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	if leader == a {
 		standby, standbyUser = b, "engine-b"
 	}
-	waitConverged(t, ctx, admin, parents)
+	c.WaitConverged(t, ctx, namespace, parents, 2)
 	if got := reconciles(t, ctx, standby); got != 0 {
 		t.Errorf("the standby reconciled %v times, want 0", got)
 	}
@@ -92,7 +88,7 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 		t.Fatal("no engine leads after the leader was killed")
 	}
 	t.Logf("takeover after SIGKILL: %v (lease duration 4s)", time.Since(killed).Round(100*time.Millisecond))
-	waitConverged(t, ctx, admin, parents)
+	c.WaitConverged(t, ctx, namespace, parents, 2)
 	if w := writes(t, audit, standbyUser); len(w) == 0 || w[0].Before(killed) {
 		t.Errorf("the standby's first write: %v, want one after the leader was killed at %v", w, killed)
 	}
@@ -114,7 +110,7 @@ func TestOneLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 		t.Fatal("no engine leads after the leader stopped")
 	}
 	t.Logf("takeover after SIGTERM: %v (the Lease was released)", time.Since(stopped).Round(100*time.Millisecond))
-	waitConverged(t, ctx, admin, parents)
+	c.WaitConverged(t, ctx, namespace, parents, 2)
 
 	// A leader whose Lease is taken from it, while parents keep coming, stops writing within a
 	// retry period and its renew deadline of its last renewal, and exits with an error.
@@ -207,27 +203,4 @@ func checkLeadership(t *testing.T, ctx context.Context, who string, e *enginepro
 	if v[0] != isLeader || v[1] != transitions {
 		t.Errorf("%s: is_leader %v and transitions %v, want %v and %v", who, v[0], v[1], isLeader, transitions)
 	}
-}
-
-// waitConverged waits until every one of n Fanouts has its 2 ConfigMaps and its status.
-func waitConverged(t *testing.T, ctx context.Context, admin dynamic.Interface, n int) {
-	t.Helper()
-	engineproc.WaitFor(t, ctx, func() (bool, string) {
-		list, err := admin.Resource(enginetest.Fanouts).Namespace(namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		done := 0
-		for _, p := range list.Items {
-			if c, _, _ := unstructured.NestedInt64(p.Object, "status", "children"); c == 2 {
-				done++
-			}
-		}
-		cms, err := admin.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(namespace).
-			List(ctx, metav1.ListOptions{LabelSelector: "fanout"})
-		if err != nil {
-			return false, err.Error()
-		}
-		return done == n && len(cms.Items) == 2*n, fmt.Sprintf("%d of %d parents converged, %d of %d children", done, n, len(cms.Items), 2*n)
-	})
 }

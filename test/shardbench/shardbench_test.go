@@ -122,25 +122,7 @@ func run(t *testing.T, n, parents, children int) result {
 	for range n {
 		engines = append(engines, c.Engine(t, fmt.Sprintf("engine-%d", len(engines)), *flagWorkers, "--sharding", "--leader-elect-namespace", "default"))
 	}
-	for {
-		ready := 0
-		for _, e := range engines {
-			if err := e.Running(); err != nil {
-				t.Fatal(err)
-			}
-			if e.Ready(ctx) {
-				ready++
-			}
-		}
-		if ready == n {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%d of %d members ready", ready, n)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	engineproc.WaitReady(t, ctx, engines...)
 	apiPID, err := c.APIServerPID()
 	if err != nil {
 		t.Fatal(err)

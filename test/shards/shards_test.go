@@ -33,7 +33,6 @@ const (
 
 var (
 	controllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"}
-	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	shardFlags  = []string{"--sharding", "--leader-elect-namespace", "default", "--leader-elect-lease-duration", lease.String(),
 		"--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms", "--status-interval", "1s"}
 )
@@ -47,25 +46,14 @@ func TestThreeMembersShareTheParents(t *testing.T) {
 	for _, user := range []string{"engine-a", "engine-b", "engine-c"} {
 		engines[user] = c.Engine(t, user, 2, shardFlags...)
 	}
-	engineproc.WaitFor(t, ctx, func() (bool, string) {
-		ready := 0
-		for _, e := range engines {
-			if err := e.Running(); err != nil {
-				t.Fatal(err)
-			}
-			if e.Ready(ctx) {
-				ready++
-			}
-		}
-		return ready == 3, fmt.Sprintf("%d of 3 members reconcile their share", ready)
-	})
+	engineproc.WaitReady(t, ctx, engines["engine-a"], engines["engine-b"], engines["engine-c"])
 	for i := range parents {
 		if _, err := admin.Resource(enginetest.Fanouts).Namespace(namespace).Create(ctx,
 			enginetest.Fanout(fmt.Sprintf("p%d", i), 2), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitConverged(t, ctx, admin, 2)
+	c.WaitConverged(t, ctx, namespace, parents, 2)
 
 	// Each parent is written by exactly one member, and the shares are near even.
 	byParent := writesByParent(t, audit)
@@ -122,7 +110,7 @@ func TestThreeMembersShareTheParents(t *testing.T) {
 		t.Errorf("the member stopped with SIGTERM exited %v with %v, want a clean exit", exited, err)
 	}
 	resize(t, ctx, admin, 3)
-	waitConverged(t, ctx, admin, 3)
+	c.WaitConverged(t, ctx, namespace, parents, 3)
 	if took := time.Since(stopped); took > 10*time.Second {
 		t.Errorf("parents converged %v after a member's SIGTERM, want within 10s", took)
 	} else {
@@ -134,7 +122,7 @@ func TestThreeMembersShareTheParents(t *testing.T) {
 	killed := time.Now()
 	engines["engine-b"].Kill()
 	resize(t, ctx, admin, 4)
-	waitConverged(t, ctx, admin, 4)
+	c.WaitConverged(t, ctx, namespace, parents, 4)
 	if took := time.Since(killed); took > 2*lease {
 		t.Errorf("parents converged %v after a member's SIGKILL, want within two lease durations (%v)", took, 2*lease)
 	} else {
@@ -200,27 +188,4 @@ func writesByParent(t *testing.T, path string) map[string][]write {
 		sort.SliceStable(ws, func(i, j int) bool { return ws[i].at.Before(ws[j].at) })
 	}
 	return out
-}
-
-// waitConverged waits until every parent has n children and says so in its status.
-func waitConverged(t *testing.T, ctx context.Context, admin dynamic.Interface, n int) {
-	t.Helper()
-	engineproc.WaitFor(t, ctx, func() (bool, string) {
-		list, err := admin.Resource(enginetest.Fanouts).Namespace(namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		done := 0
-		for _, p := range list.Items {
-			if c, _, _ := unstructured.NestedInt64(p.Object, "status", "children"); c == int64(n) {
-				done++
-			}
-		}
-		cms, err := admin.Resource(configMaps).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: "fanout"})
-		if err != nil {
-			return false, err.Error()
-		}
-		return done == parents && len(cms.Items) == n*parents,
-			fmt.Sprintf("%d of %d parents converged, %d of %d children", done, parents, len(cms.Items), n*parents)
-	})
 }
