@@ -26,6 +26,7 @@ import (
 	"metascript.dev/metascript/engine/manager"
 	"metascript.dev/metascript/engine/metrics"
 	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/engine/shard"
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/scripting/isolated"
 	"metascript.dev/metascript/scripting/javascript"
@@ -57,8 +58,8 @@ type Options struct {
 	// Metrics defaults to a new registry.
 	Metrics *metrics.Metrics
 	// Shard, when set, shares the work with the engine's other replicas (engine/shard):
-	// this engine reconciles the parents the ring gives it. Unset, it reconciles all.
-	Shard manager.Shard
+	// the engine reconciles, and caches, only its share of the parents.
+	Shard Shard
 	// Isolated configures the isolated tier, which runs the inline hooks of controllers with
 	// spec.isolation: Process in worker processes; Workers 0 runs none, and such controllers
 	// are refused. Its budget policy (Defaults, Ceilings), metrics and log are the engine's.
@@ -75,6 +76,14 @@ type Engine struct {
 	broadcaster record.EventBroadcaster
 	factory     *informers.Factory
 	manager     *manager.Manager
+}
+
+// Shard is the engine's place in a ring of replicas sharing the work; *shard.Member is one.
+type Shard interface {
+	manager.Shard
+	// ShareCaches hands the member the engine's informers, which cache only what its ring
+	// gives it: it has them catch up with each view before reconciling under it.
+	ShareCaches(shard.Caches)
 }
 
 // NewRuntime returns a scripting runtime with the Starlark and JavaScript adapters.
@@ -105,6 +114,11 @@ func New(opts Options) (*Engine, error) {
 		broadcaster: record.NewBroadcaster(),
 		factory:     informers.NewFactory(dyn),
 	}
+	if opts.Shard != nil {
+		e.factory.ShareBy(opts.Shard.Leads)
+		opts.Shard.ShareCaches(e.factory)
+	}
+	e.Metrics.WatchCaches(e.factory.Sizes)
 	e.Metrics.WatchCompileCache(func() (uint64, uint64, uint64, int) {
 		st := e.Runtime.Stats()
 		return st.Hits, st.Misses, st.Evictions, st.Entries

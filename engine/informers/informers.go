@@ -2,12 +2,17 @@
 // controllers of the engine, reference-counted: the first Acquire starts it, the last Release
 // stops it. Cached objects have metadata.managedFields dropped to save memory; nothing in
 // the engine reads them from the cache.
+//
+// When the engine shares its parents with other replicas (Factory.ShareBy), each holder says
+// what it needs of a resource (Need) and an informer caches only that: the parents this
+// replica owns, orphans, and the children of owned parents (share.go).
 package informers
 
 import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,13 +33,28 @@ type Informer struct {
 	refs     int
 	indexMu  sync.Mutex
 	attached map[string]any // under indexMu
+
+	// When the engine shares its parents with other replicas: what the holders need (under
+	// the Factory's lock), the filter made of it, the filtering ListWatch, and the epoch
+	// of the last change of needs, which HasSynced waits for.
+	needs   needSet
+	filter  atomic.Pointer[filter]
+	share   *shareLW
+	widened atomic.Uint64
 }
 
 // Indexer is the informer's indexed store.
 func (i *Informer) Indexer() cache.Indexer { return i.informer.GetIndexer() }
 
-// HasSynced reports whether the initial list has been delivered.
-func (i *Informer) HasSynced() bool { return i.informer.HasSynced() }
+// HasSynced reports whether the initial list has been delivered and, when the informer
+// caches only this replica's share, whether the store holds what the holders' needs, as of
+// the latest Acquire, keep.
+func (i *Informer) HasSynced() bool {
+	if !i.informer.HasSynced() {
+		return false
+	}
+	return i.share == nil || i.share.settled(i.widened.Load())
+}
 
 // EnsureIndex adds the named index unless the informer has one by that name already. Index
 // functions are keyed by name across all controllers sharing the informer, so one name must
@@ -94,6 +114,7 @@ func (i *Informer) RemoveEventHandler(r cache.ResourceEventHandlerRegistration) 
 type Factory struct {
 	client dynamic.Interface
 	resync time.Duration
+	owns   func(key string) bool // set by ShareBy
 
 	mu        sync.Mutex
 	informers map[schema.GroupVersionResource]*Informer
@@ -104,17 +125,85 @@ func NewFactory(client dynamic.Interface) *Factory {
 	return &Factory{client: client, informers: map[schema.GroupVersionResource]*Informer{}}
 }
 
-// Acquire returns the shared informer of gvr, starting it on first use. Each Acquire must be
-// paired with one Release. The informer may not have synced yet: wait with cache.WaitForCacheSync.
+// ShareBy makes the factory's informers cache only what the parents owns says this replica
+// owns need (see Need), for an engine sharing its parents with other replicas. owns is
+// called with shard.Key names, concurrently, on every event; after it changes its answers,
+// Reshard makes the informers catch up. ShareBy must be called before the first Acquire.
+func (f *Factory) ShareBy(owns func(key string) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.owns = owns
+}
+
+// Reshard makes every informer that caches a share list again with what ShareBy's function
+// answers now, and returns settled, which reports whether each of them has handed the
+// difference to its store. Informers started later filter with the new answers from the
+// start.
+func (f *Factory) Reshard() (settled func() bool) {
+	f.mu.Lock()
+	type pass struct {
+		lw    *shareLW
+		epoch uint64
+	}
+	var passes []pass
+	for _, inf := range f.informers {
+		if inf.share != nil && inf.filter.Load() != nil {
+			passes = append(passes, pass{inf.share, inf.share.resync()})
+		}
+	}
+	f.mu.Unlock()
+	return func() bool {
+		for _, p := range passes {
+			if !p.lw.settled(p.epoch) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// Acquire returns the shared informer of gvr for a holder that needs every object. Each
+// Acquire must be paired with one Release.
 func (f *Factory) Acquire(gvr schema.GroupVersionResource) *Informer {
+	return f.AcquireFor(gvr, Need{})
+}
+
+// Release drops a reference taken by Acquire.
+func (f *Factory) Release(inf *Informer) { f.ReleaseFor(inf, Need{}) }
+
+// AcquireFor returns the shared informer of gvr, starting it on first use, for a holder that
+// needs what need says. Each AcquireFor must be paired with one ReleaseFor of the same need.
+// The informer may not have synced yet, or may be catching up with a need wider than its
+// other holders': wait for HasSynced with cache.WaitForCacheSync.
+func (f *Factory) AcquireFor(gvr schema.GroupVersionResource, need Need) *Informer {
+	return f.acquire(gvr, &need)
+}
+
+// Hold keeps the informer of gvr running, without needing any of its objects, until Unhold:
+// across the replacement of its holders, so that the new ones do not list it again.
+func (f *Factory) Hold(gvr schema.GroupVersionResource) *Informer { return f.acquire(gvr, nil) }
+
+// Unhold drops a reference taken by Hold.
+func (f *Factory) Unhold(inf *Informer) { f.release(inf, nil) }
+
+// acquire takes a reference on gvr's informer for need (nil: none).
+func (f *Factory) acquire(gvr schema.GroupVersionResource, need *Need) *Informer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if inf, ok := f.informers[gvr]; ok {
 		inf.refs++
+		if need != nil {
+			inf.needs.add(*need)
+			f.refilter(inf)
+		}
 		return inf
 	}
 	client := f.client.Resource(gvr)
-	lw := &cache.ListWatch{
+	inf := &Informer{GVR: gvr, stop: make(chan struct{}), refs: 1, needs: needSet{}}
+	if need != nil {
+		inf.needs.add(*need)
+	}
+	var lw cache.ListerWatcher = &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.List(ctx, opts)
 		},
@@ -122,28 +211,55 @@ func (f *Factory) Acquire(gvr schema.GroupVersionResource) *Informer {
 			return client.Watch(ctx, opts)
 		},
 	}
+	if f.owns != nil {
+		inf.filter.Store(inf.needs.filter())
+		inf.share = &shareLW{client: client, filter: &inf.filter, owns: f.owns, store: inf.Indexer}
+		lw = inf.share
+	}
 	si := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, f.resync, cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 	})
 	if err := si.SetTransform(dropManagedFields); err != nil {
 		panic(fmt.Sprintf("informers: SetTransform before start failed: %v", err))
 	}
-	inf := &Informer{GVR: gvr, informer: si, stop: make(chan struct{}), refs: 1}
+	inf.informer = si
 	f.informers[gvr] = inf
 	go si.Run(inf.stop)
 	return inf
 }
 
-// Release drops one reference to inf; the last one stops it.
-func (f *Factory) Release(inf *Informer) {
+// ReleaseFor drops one reference to inf taken by AcquireFor with need; the last one stops it.
+func (f *Factory) ReleaseFor(inf *Informer, need Need) { f.release(inf, &need) }
+
+func (f *Factory) release(inf *Informer, need *Need) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	inf.refs--
+	if need != nil {
+		inf.needs.remove(*need)
+	}
 	if inf.refs > 0 {
+		if need != nil {
+			f.refilter(inf)
+		}
 		return
 	}
 	close(inf.stop)
 	delete(f.informers, inf.GVR)
+}
+
+// refilter makes a sharing informer keep what its holders need now, catching up with a
+// resync pass when that changed. f.mu is held.
+func (f *Factory) refilter(inf *Informer) {
+	if inf.share == nil {
+		return
+	}
+	next := inf.needs.filter()
+	if next.equal(inf.filter.Load()) {
+		return
+	}
+	inf.filter.Store(next)
+	inf.widened.Store(inf.share.resync())
 }
 
 // Active returns how many informers run now (for metrics and tests).
@@ -151,6 +267,22 @@ func (f *Factory) Active() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.informers)
+}
+
+// Sizes returns how many objects each informer caches, by resource ("resource.group"). It
+// lists every cache's keys: for metrics scrapes, not event paths.
+func (f *Factory) Sizes() map[string]int {
+	f.mu.Lock()
+	infs := make([]*Informer, 0, len(f.informers))
+	for _, inf := range f.informers {
+		infs = append(infs, inf)
+	}
+	f.mu.Unlock()
+	sizes := make(map[string]int, len(infs))
+	for _, inf := range infs {
+		sizes[inf.GVR.GroupResource().String()] += len(inf.Indexer().ListKeys())
+	}
+	return sizes
 }
 
 // Shutdown stops every informer.

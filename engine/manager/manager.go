@@ -83,9 +83,11 @@ type Shard interface {
 	Members() int
 	// OnGain registers a function called when the engine may have gained parents.
 	OnGain(f func())
-	// RecordParents exposes how many of a controller's parents the engine owns; negative
-	// removes the controller.
-	RecordParents(controller string, n int)
+	// RecordCounts publishes how many of a controller's parents this engine owns and how
+	// many children those have; negative parents removes the controller.
+	RecordCounts(controller string, parents, children int)
+	// Totals is what every replica of the ring published for the controller, summed.
+	Totals(controller string) (parents, children int)
 }
 
 // Manager runs the runners. Run is called once.
@@ -312,7 +314,7 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 	for _, c := range b.capped {
 		m.opts.Recorder.Event(u, corev1.EventTypeWarning, "BudgetCapped", c)
 	}
-	st, _ := m.statusOK(b.runner, b.capped)
+	st := m.statusOK(k, b.runner, b.capped)
 	return m.writeStatus(ctx, k, u, st)
 }
 
@@ -320,14 +322,14 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 func (m *Manager) hold(gvrs []schema.GroupVersionResource) []*informers.Informer {
 	var held []*informers.Informer
 	for _, gvr := range gvrs {
-		held = append(held, m.opts.Informers.Acquire(gvr))
+		held = append(held, m.opts.Informers.Hold(gvr))
 	}
 	return held
 }
 
 func (m *Manager) release(held []*informers.Informer) {
 	for _, inf := range held {
-		m.opts.Informers.Release(inf)
+		m.opts.Informers.Unhold(inf)
 	}
 }
 
@@ -336,7 +338,7 @@ func (m *Manager) stop(k key, cur *running) {
 		cur.runner.Stop()
 		cur.built.close()
 		if sh := m.opts.Shard; sh != nil {
-			sh.RecordParents(m.ref(k), -1)
+			sh.RecordCounts(m.ref(k), -1, 0)
 		}
 		m.opts.Metrics.Controllers.WithLabelValues("running").Dec()
 	} else {

@@ -29,18 +29,19 @@ type status struct {
 	capped []string
 }
 
-// statusOK is the status of a running controller, and how many of its parents this engine
-// owns (all of them unless it shards).
-func (m *Manager) statusOK(r *reconcile.Runner, capped []string) (status, int) {
+// statusOK is the status of a running controller. When the engine shards, each replica
+// counts what it owns from its caches (which hold its share alone) and publishes it; the
+// status gives the sum of what every replica published.
+func (m *Manager) statusOK(k key, r *reconcile.Runner, capped []string) status {
 	p, c := r.Counts()
-	owned := p
-	if m.opts.Shard != nil {
-		// The claimed counts cover the parents this replica reconciled: count from the caches.
-		owned, c = r.ShardCounts()
+	if sh := m.opts.Shard; sh != nil {
+		owned, children := r.ShardCounts()
+		sh.RecordCounts(m.ref(k), owned, children)
+		p, c = sh.Totals(m.ref(k))
 	}
 	return status{ready: metav1.ConditionTrue, readyReason: "Running", readyMsg: "the controller is reconciling its parents",
 		compiled: metav1.ConditionTrue, compiledReason: "Compiled", compiledMsg: "every hook compiled",
-		parents: p, children: c, members: m.members(), capped: capped}, owned
+		parents: p, children: c, members: m.members(), capped: capped}
 }
 
 // members is how many replicas share the work, for controller statuses: 0 without sharding.
@@ -145,14 +146,12 @@ func (m *Manager) refreshStatuses(ctx context.Context) {
 				st = r.st
 				st.members = m.members()
 				if r.runner != nil {
-					var owned int
-					st, owned = m.statusOK(r.runner, r.capped)
-					m.opts.Shard.RecordParents(m.ref(k), owned)
+					st = m.statusOK(k, r.runner, r.capped)
 				}
 			case countsCurrent(u, r.runner):
 				continue // the rest of the status changes only when the runner is replaced
 			default:
-				st, _ = m.statusOK(r.runner, r.capped)
+				st = m.statusOK(k, r.runner, r.capped)
 			}
 			if err := m.writeStatus(ctx, k, u, st); err != nil {
 				m.opts.Log.Info("controller status not written", "controller", m.ref(k), "error", err.Error())

@@ -154,6 +154,25 @@ func (m *Metrics) QueueDepth(name string) float64 {
 	return out.GetGauge().GetValue()
 }
 
+// WatchCaches registers metascript_cache_objects{resource}, read from sizes (objects cached
+// by resource) at every scrape. Only the first call per Metrics registers.
+func (m *Metrics) WatchCaches(sizes func() map[string]int) {
+	_ = m.Registry.Register(cacheCollector{sizes}) // AlreadyRegisteredError: an earlier engine's caches are reported
+}
+
+var cacheObjects = prometheus.NewDesc("metascript_cache_objects",
+	"Objects the engine caches, by resource: with sharding, only what this replica's parents need.", []string{"resource"}, nil)
+
+type cacheCollector struct{ sizes func() map[string]int }
+
+func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) { ch <- cacheObjects }
+
+func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	for resource, n := range c.sizes() {
+		ch <- prometheus.MustNewConstMetric(cacheObjects, prometheus.GaugeValue, float64(n), resource)
+	}
+}
+
 // CompileCache is what the compile-cache metrics read; *scripting.Runtime's Stats fits.
 type CompileCache func() (hits, misses, evictions uint64, entries int)
 

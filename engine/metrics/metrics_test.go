@@ -21,7 +21,7 @@ import (
 )
 
 // registrars are the packages that make collectors, each registered by engineFamilies as the
-// engine registers them: this package's New and WatchCompileCache, and shard.NewMetrics (a
+// engine registers them: this package's New, WatchCompileCache and WatchCaches, and shard.NewMetrics (a
 // member of a sharded engine registers its own into the engine's registry).
 var registrars = map[string]bool{"engine/metrics": true, "engine/shard": true}
 
@@ -37,8 +37,8 @@ func standard(name string) bool {
 	return strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_")
 }
 
-// engineFamilies registers every collector the engine registers (New, WatchCompileCache as
-// engine.New calls it, LeaderObserver as `metascript run` calls it, shard.NewMetrics as a
+// engineFamilies registers every collector the engine registers (New, WatchCompileCache and
+// WatchCaches as engine.New calls them, LeaderObserver as `metascript run` calls it, shard.NewMetrics as a
 // sharded member does), records one series in each vector so that Gather returns it, and
 // returns what Gather returns. It fails the test
 // when a registered engine metric has no series: a collector added to New must get one here.
@@ -46,6 +46,7 @@ func engineFamilies(t *testing.T) []*dto.MetricFamily {
 	t.Helper()
 	m := New()
 	m.WatchCompileCache(func() (uint64, uint64, uint64, int) { return 1, 2, 3, 4 })
+	m.WatchCaches(func() map[string]int { return map[string]int{"configmaps": 10} })
 	m.LeaderObserver("metascript-system/metascript-engine")(true)
 	shard.NewMetrics(m.Registry).SetParents("compositecontroller/web", 3)
 	m.Reconciles.WithLabelValues("compositecontroller/c", "success").Inc()

@@ -24,6 +24,8 @@ import (
 	"metascript.dev/metascript/engine/metrics"
 	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/related"
+	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/engine/shard"
 )
 
 // Env is what every controller's Runner shares with the engine.
@@ -186,7 +188,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		return err
 	}
 	for i := range r.parents {
-		inf := r.cfg.Informers.Acquire(r.parents[i].GVR)
+		inf := r.cfg.Informers.AcquireFor(r.parents[i].GVR, r.parentNeed(i))
 		r.parents[i].informer = inf
 		if r.cfg.Watches.ParentIndexes != nil {
 			if err := r.cfg.Watches.ParentIndexes(inf); err != nil {
@@ -196,7 +198,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		synced = append(synced, inf.HasSynced)
 	}
 	for i := range r.children {
-		inf := r.cfg.Informers.Acquire(r.children[i].GVR)
+		inf := r.cfg.Informers.AcquireFor(r.children[i].GVR, r.childNeed())
 		r.children[i].informer = inf
 		if err := index.RegisterChildIndexes(inf); err != nil {
 			return fail(err)
@@ -260,12 +262,12 @@ func (r *Runner) releaseAll() {
 	}
 	for i := range r.parents {
 		if r.parents[i].informer != nil {
-			r.cfg.Informers.Release(r.parents[i].informer)
+			r.cfg.Informers.ReleaseFor(r.parents[i].informer, r.parentNeed(i))
 		}
 	}
 	for i := range r.children {
 		if r.children[i].informer != nil {
-			r.cfg.Informers.Release(r.children[i].informer)
+			r.cfg.Informers.ReleaseFor(r.children[i].informer, r.childNeed())
 		}
 	}
 	for _, inf := range r.inputs {
@@ -334,7 +336,7 @@ func (r *Runner) Counts() (parents, children int) {
 }
 
 // ShardCounts returns, for an engine sharing the work with other replicas, how many of the
-// parents the controller selects this engine owns, and how many children all of them own,
+// parents the controller selects this engine owns, and how many children those own,
 // counted from the caches (the claimed counts of Counts cover reconciled parents only). It
 // looks up every selected parent: the status refresh calls it, never an event path.
 func (r *Runner) ShardCounts() (owned, children int) {
@@ -353,9 +355,10 @@ func (r *Runner) ShardCounts() (owned, children int) {
 		}
 	}
 	for _, req := range reqs {
-		if sh := r.cfg.Shard; sh == nil || sh.Owns(r.shardKey(req)) {
-			owned++
+		if sh := r.cfg.Shard; sh != nil && !sh.Owns(r.shardKey(req)) {
+			continue
 		}
+		owned++
 		obj, exists, _ := r.parents[req.Resource].informer.Indexer().GetByKey(req.Key)
 		if !exists {
 			continue
@@ -488,12 +491,24 @@ func (r *Runner) Resync() {
 	}
 }
 
-// ShardKey names a parent on the ring of an engine's replicas: its kind and its cache key
-// (namespace/name). The controller is not part of it, so that every controller of a parent
-// runs on one replica, and a child's member follows from its ControllerRef alone.
-func ShardKey(kind schema.GroupKind, key string) string {
-	return kind.String() + "|" + key
+// parentNeed is what the runner reads of its i-th parent resource: the parents this replica
+// owns (engine/informers caches only those when the engine shares its parents).
+func (r *Runner) parentNeed(i int) informers.Need {
+	return informers.Need{Parents: r.parents[i].GVK.GroupKind()}
 }
+
+// childNeed is what the runner reads of its child resources: orphans, and the children of
+// the parents this replica owns. Inputs are read whole: they are nobody's children.
+func (r *Runner) childNeed() informers.Need {
+	owners := make([]resources.Resource, len(r.parents))
+	for i, p := range r.parents {
+		owners[i] = p.Resource
+	}
+	return informers.Need{Owners: owners}
+}
+
+// ShardKey names a parent on the ring of an engine's replicas (shard.Key).
+func ShardKey(kind schema.GroupKind, key string) string { return shard.Key(kind, key) }
 
 // shardKey is ShardKey of req's parent, on the event path: one concatenation.
 func (r *Runner) shardKey(req Request) string { return r.parents[req.Resource].shard + req.Key }

@@ -29,6 +29,11 @@
 //   - Limits, as for leader election: there is no fencing. A request on the wire when a member
 //     gave up still lands, and a process paused for longer than the margin may send one more.
 //
+// Each member caches only what its parents need (engine/informers' Factory.ShareBy with
+// Leads). After it acknowledges a view, a member has its caches catch up with what the view
+// gives it (Caches) before it reconciles under that view, so that a parent it gains is never
+// reconciled without its children in the cache.
+//
 // A view change pauses every member until all have acknowledged it (a few API round trips and
 // the longest reconcile in flight); then each enqueues its parents again, reading state from
 // the cluster: nothing but the Leases carries the hand-over.
@@ -36,6 +41,7 @@ package shard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,7 +71,19 @@ const (
 	RingLabel = "metascript.dev/ring"
 	// ViewAnnotation is the view the member has adopted and drained for.
 	ViewAnnotation = "metascript.dev/view"
+	// CountsAnnotation is how many parents of each controller the member owns and how many
+	// children those have, as JSON {"controller": [parents, children]}: one member writes
+	// each controller's status, from every member's counts (its caches hold its share alone).
+	CountsAnnotation = "metascript.dev/counts"
 )
+
+// Caches are the engine's informers when they cache only the member's share
+// (engine/informers' Factory.ShareBy with the member's Leads). On a view change the member
+// has them catch up (Reshard) and reconciles under the new view only once settled reports
+// that they have.
+type Caches interface {
+	Reshard() (settled func() bool)
+}
 
 // Config configures a Member. The timings default to leader election's: LeaseDuration 15 s,
 // RenewDeadline 10 s, RetryPeriod 2 s.
@@ -82,6 +100,9 @@ type Config struct {
 	// a member that cannot drain in time gives up as if it lost its Lease. Default:
 	// RenewDeadline.
 	DrainTimeout time.Duration
+	// CacheTimeout bounds how long the caches (ShareCaches) may take to catch up with a new
+	// view; a member whose caches do not, gives up. Default: one minute.
+	CacheTimeout time.Duration
 	Log          *slog.Logger
 	Metrics      *Metrics // optional
 }
@@ -104,6 +125,14 @@ type Member struct {
 	acked  string          // the view published in the own Lease
 	gained []func()
 	viewed chan struct{} // a view change for the drainer, buffered 1
+	// caches, when set, catch up with each view: settle reports whether they did for
+	// settleView; cachedView is the last view they caught up with.
+	caches                 Caches
+	settle                 func() bool
+	settleView, cachedView string
+	settleGen              uint64 // counts settle's replacements
+	// counts is what the member publishes in CountsAnnotation.
+	counts map[string][2]int
 
 	writeMu   sync.Mutex // one write of the own Lease at a time
 	lease     *coordinationv1.Lease
@@ -127,6 +156,7 @@ type peer struct {
 	duration   time.Duration
 	observedAt time.Time // local time the renewal was seen
 	uid        string
+	counts     map[string][2]int // its CountsAnnotation
 }
 
 // ErrLost is returned by Run when the member gave up its place: it could not renew its
@@ -141,6 +171,9 @@ func New(cfg Config) (*Member, error) {
 	if cfg.DrainTimeout == 0 {
 		cfg.DrainTimeout = cfg.RenewDeadline
 	}
+	if cfg.CacheTimeout == 0 {
+		cfg.CacheTimeout = time.Minute
+	}
 	if cfg.Client == nil || cfg.Namespace == "" || cfg.Ring == "" {
 		return nil, errors.New("sharding: a client, a namespace and a ring name are required")
 	}
@@ -154,7 +187,7 @@ func New(cfg Config) (*Member, error) {
 	name := leaseName(cfg.Ring, cfg.Identity)
 	cfg.Log = cfg.Log.With("member", name)
 	m := &Member{cfg: cfg, name: name, peers: map[string]*peer{}, gone: map[string]bool{},
-		viewed: make(chan struct{}, 1), lostCh: make(chan struct{})}
+		viewed: make(chan struct{}, 1), lostCh: make(chan struct{}), counts: map[string][2]int{}}
 	m.cur.Store(&state{ring: NewRing(nil)})
 	return m, nil
 }
@@ -201,9 +234,43 @@ func (m *Member) Owns(key string) bool {
 // they change).
 func (m *Member) Leads(key string) bool { return m.cur.Load().ring.Owner(key) == m.name }
 
-// RecordParents exposes how many of a controller's parents the member owns; a negative n
-// removes the controller's series.
-func (m *Member) RecordParents(controller string, n int) { m.cfg.Metrics.SetParents(controller, n) }
+// ShareCaches makes the member have caches catch up with every view before it reconciles
+// under it. It must be called before Run.
+func (m *Member) ShareCaches(c Caches) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.caches = c
+}
+
+// RecordCounts publishes how many of a controller's parents the member owns and how many
+// children those have, in its Lease at the next renewal and in metrics; negative parents
+// removes the controller.
+func (m *Member) RecordCounts(controller string, parents, children int) {
+	m.cfg.Metrics.SetParents(controller, parents)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if parents < 0 {
+		delete(m.counts, controller)
+		return
+	}
+	m.counts[controller] = [2]int{parents, children}
+}
+
+// Totals sums what the members of the current view published for controller, the member's
+// own counts as recorded last. Counts of others are as old as their last renewal.
+func (m *Member) Totals(controller string) (parents, children int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	own := m.counts[controller]
+	parents, children = own[0], own[1]
+	for _, name := range m.cur.Load().ring.Members() {
+		if p := m.peers[name]; p != nil && name != m.name {
+			c := p.counts[controller]
+			parents, children = parents+c[0], children+c[1]
+		}
+	}
+	return parents, children
+}
 
 // Begin starts a reconcile of the parent named key, if the member may reconcile it now;
 // end must then be called once the reconcile has returned. A view change waits for every
@@ -412,12 +479,16 @@ func (m *Member) write(ctx context.Context, view string) error {
 		l := m.lease.DeepCopy()
 		now := metav1.NewMicroTime(time.Now())
 		l.Spec.RenewTime = &now
+		if l.Annotations == nil {
+			l.Annotations = map[string]string{}
+		}
 		if view != "" {
-			if l.Annotations == nil {
-				l.Annotations = map[string]string{}
-			}
 			l.Annotations[ViewAnnotation] = view
 		}
+		m.mu.Lock()
+		counts, _ := json.Marshal(m.counts)
+		m.mu.Unlock()
+		l.Annotations[CountsAnnotation] = string(counts)
 		rctx, cancel := context.WithTimeout(ctx, m.cfg.RetryPeriod)
 		got, err := leases.Update(rctx, l, metav1.UpdateOptions{})
 		cancel()
@@ -472,6 +543,8 @@ func (m *Member) observe(obj any, deleted bool) {
 			p.duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
 		}
 		p.uid = string(l.UID)
+		p.counts = nil
+		_ = json.Unmarshal([]byte(l.Annotations[CountsAnnotation]), &p.counts) // none: counts nothing
 	}
 	m.mu.Unlock()
 	m.refresh()
@@ -481,6 +554,7 @@ func (m *Member) observe(obj any, deleted bool) {
 // under it.
 func (m *Member) refresh() {
 	var gained []func()
+	var reshard string
 	m.mu.Lock()
 	now := time.Now()
 	live := []string{}
@@ -501,12 +575,15 @@ func (m *Member) refresh() {
 		m.cur.Store(s)
 		m.cfg.Metrics.viewChanged(len(live), s.ring.Share(m.name))
 		m.cfg.Log.Info("ring view changed; pausing until every member has acknowledged it", "view", id, "members", len(live))
+		reshard = id
+		m.cachedView = "" // the caches follow the new view from now on, and must catch up
 		select {
 		case m.viewed <- struct{}{}:
 		default:
 		}
 	}
-	if !s.authorized && m.acked == s.view && s.view != "" && m.allAcked(s) && !m.isLost() {
+	if !s.authorized && m.acked == s.view && s.view != "" && m.allAcked(s) && !m.isLost() &&
+		(m.caches == nil || m.cachedView == s.view) {
 		s = &state{view: s.view, ring: s.ring, authorized: true}
 		m.cur.Store(s)
 		gained = slices.Clone(m.gained)
@@ -514,7 +591,18 @@ func (m *Member) refresh() {
 		m.cfg.Log.Info("every member acknowledged the view; reconciling this member's share", "view", s.view,
 			"share", fmt.Sprintf("%.3f", s.ring.Share(m.name)))
 	}
+	caches := m.caches
 	m.mu.Unlock()
+	if reshard != "" && caches != nil {
+		// After the view is stored: what the caches keep from now on follows it.
+		settled := caches.Reshard()
+		m.mu.Lock()
+		if m.cur.Load().view == reshard {
+			m.settle, m.settleView = settled, reshard
+			m.settleGen++
+		}
+		m.mu.Unlock()
+	}
 	for _, f := range gained {
 		go f()
 	}
@@ -555,7 +643,10 @@ func (m *Member) drain(ctx context.Context) {
 			idle, view := m.inflight.Load() == 0, m.cur.Load().view
 			m.mu.Unlock()
 			if idle {
-				if view == m.acked {
+				if view == m.acked { // back to a view acknowledged before
+					if !m.catchUp(ctx, view) {
+						return
+					}
 					break
 				}
 				if err := m.write(ctx, view); err != nil {
@@ -569,6 +660,9 @@ func (m *Member) drain(ctx context.Context) {
 					m.mu.Unlock()
 					m.cfg.Metrics.drained(time.Since(start))
 					m.refresh()
+					if !m.catchUp(ctx, view) {
+						return
+					}
 					break
 				}
 			}
@@ -581,6 +675,41 @@ func (m *Member) drain(ctx context.Context) {
 				return
 			case <-time.After(drainPoll):
 			}
+		}
+	}
+}
+
+// catchUp waits for the caches to catch up with view, then lets the member reconcile under
+// it (refresh authorizes once every member acknowledged it too). It returns false when the
+// member gave up or ctx ended; true as well when a newer view came (the drain handles that).
+func (m *Member) catchUp(ctx context.Context, view string) bool {
+	start := time.Now()
+	for {
+		m.mu.Lock()
+		caches, settle, settleView, gen, cur := m.caches, m.settle, m.settleView, m.settleGen, m.cur.Load().view
+		m.mu.Unlock()
+		switch {
+		case caches == nil:
+			return true
+		case cur != view:
+			return true
+		case settleView == view && settle():
+			m.mu.Lock()
+			if m.settleGen == gen { // else the view changed and came back meanwhile: wait again
+				m.cachedView = view
+			}
+			m.mu.Unlock()
+			m.cfg.Metrics.caughtUp(time.Since(start))
+			m.refresh()
+			return true
+		case time.Since(start) > m.cfg.CacheTimeout:
+			m.lose(fmt.Errorf("the caches did not catch up with a view change within %s", m.cfg.CacheTimeout))
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(drainPoll):
 		}
 	}
 }

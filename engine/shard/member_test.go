@@ -64,7 +64,10 @@ type running struct {
 	lostAt atomic.Int64
 }
 
-func start(t *testing.T, ring, id string) *running {
+func start(t *testing.T, ring, id string) *running { t.Helper(); return startWith(t, ring, id, nil) }
+
+// startWith starts a member whose caches, when not nil, catch up with each view as they say.
+func startWith(t *testing.T, ring, id string, caches Caches) *running {
 	t.Helper()
 	r := &running{done: make(chan error, 1)}
 	cfg := rest.CopyConfig(apiConfig)
@@ -75,6 +78,9 @@ func start(t *testing.T, ring, id string) *running {
 		t.Fatal(err)
 	}
 	r.Member = m
+	if caches != nil {
+		m.ShareCaches(caches)
+	}
 	m.OnGain(func() { r.gains.Add(1) })
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -236,4 +242,55 @@ func TestLeaseName(t *testing.T) {
 			t.Errorf("leaseName(%q, %q) = %q, want %q", in[0], in[1], got, want)
 		}
 	}
+}
+
+// fakeCaches catch up with a view once ready, and count the views they were asked to.
+type fakeCaches struct {
+	reshards atomic.Int32
+	ready    atomic.Bool
+}
+
+func (c *fakeCaches) Reshard() func() bool {
+	c.reshards.Add(1)
+	return c.ready.Load
+}
+
+// A member reconciles under a view only once its caches hold what the view gives it; the
+// counts each member publishes in its Lease add up on every member.
+func TestMemberWaitsForItsCachesAndSumsCounts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a control plane")
+	}
+	caches := &fakeCaches{}
+	a := startWith(t, "caches", "a", caches)
+	waitFor(t, "a to acknowledge its first view", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.acked != "" && caches.reshards.Load() > 0
+	})
+	for range 20 { // several renewals: nothing but the caches holds a up
+		if a.Joined() || a.Owns("any") {
+			t.Fatal("a reconciles before its caches caught up with its view")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	caches.ready.Store(true)
+	waitFor(t, "a to reconcile once its caches caught up", a.Joined)
+
+	b := start(t, "caches", "b")
+	waitFor(t, "both to reconcile under a view of two", func() bool {
+		return a.Members() == 2 && b.Members() == 2 && a.Joined() && b.Joined()
+	})
+	if caches.reshards.Load() < 2 {
+		t.Fatalf("a's caches were asked to catch up with %d views, want 2 or more", caches.reshards.Load())
+	}
+	a.RecordCounts("compositecontroller/x", 3, 10)
+	b.RecordCounts("compositecontroller/x", 4, 20)
+	total := func(m *running, parents, children int) func() bool {
+		return func() bool { p, c := m.Totals("compositecontroller/x"); return p == parents && c == children }
+	}
+	waitFor(t, "a to sum both members' counts", total(a, 7, 30))
+	waitFor(t, "b to sum both members' counts", total(b, 7, 30))
+	a.RecordCounts("compositecontroller/x", -1, 0)
+	waitFor(t, "b to drop what a no longer counts", total(b, 4, 20))
 }

@@ -13,6 +13,7 @@ type Metrics struct {
 	paused      prometheus.Gauge
 	viewChanges prometheus.Counter
 	drains      prometheus.Histogram
+	catchUps    prometheus.Histogram
 	owned       *prometheus.GaugeVec
 }
 
@@ -30,10 +31,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		drains: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "metascript_shard_drain_duration_seconds",
 			Help:    "From a view change to this member's acknowledgement of it: reconciles in flight finishing, and the Lease write.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}),
+		catchUps: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "metascript_shard_cache_catch_up_duration_seconds",
+			Help:    "From this member's acknowledgement of a view to its caches holding what the view gives it: a consistent list of each cached resource.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}),
 		owned: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "metascript_shard_parents",
 			Help: "Parents of each controller this member owns, as of the last status refresh."}, []string{"controller"}),
 	}
-	reg.MustRegister(m.members, m.share, m.paused, m.viewChanges, m.drains, m.owned)
+	reg.MustRegister(m.members, m.share, m.paused, m.viewChanges, m.drains, m.catchUps, m.owned)
 	return m
 }
 
@@ -63,6 +67,13 @@ func (m *Metrics) drained(d time.Duration) {
 		return
 	}
 	m.drains.Observe(d.Seconds())
+}
+
+func (m *Metrics) caughtUp(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.catchUps.Observe(d.Seconds())
 }
 
 // SetParents sets how many of a controller's parents the member owns; a negative n removes the

@@ -5,7 +5,16 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// Key names a parent on the ring: its kind and its cache key (namespace/name, or name when
+// cluster-scoped). No controller is part of it, so that every controller of a parent runs on
+// one member, and a child's member follows from its ControllerRef alone.
+func Key(kind schema.GroupKind, objectKey string) string {
+	return kind.String() + "|" + objectKey
+}
 
 // Tokens is how many virtual nodes each member places on the ring: enough that three
 // members' shares stay within a few percent of a third.

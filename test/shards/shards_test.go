@@ -73,7 +73,15 @@ func TestThreeMembersShareTheParents(t *testing.T) {
 	if len(byParent) != parents {
 		t.Errorf("%d parents written, want %d", len(byParent), parents)
 	}
-	t.Logf("shares of %d parents: %v", parents, share)
+	ratios := map[string]string{}
+	for user, e := range engines {
+		v, err := e.Metric(ctx, "metascript_shard_ring_share_ratio")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ratios[user] = fmt.Sprintf("%.3f", v[0])
+	}
+	t.Logf("shares of %d parents: %v; of the ring: %v", parents, share, ratios)
 	for user := range engines {
 		if n := share[user]; n < parents/3/2 || n > parents/3*3/2 {
 			t.Errorf("%s reconciled %d parents, want %d ± 50%%", user, n, parents/3)
@@ -92,6 +100,35 @@ func TestThreeMembersShareTheParents(t *testing.T) {
 			ok = ok && int(v[0]) == share[user]
 		}
 		return ok, "metascript_shard_parents: " + strings.Join(got, ", ")
+	})
+	// Each member caches its own parents and their children only, together each once, and
+	// the orphans (the API server's own ConfigMaps), which whoever owns a parent may adopt.
+	engineproc.WaitFor(t, ctx, func() (bool, string) {
+		all, err := admin.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		orphans := 0
+		for _, cm := range all.Items {
+			if metav1.GetControllerOfNoCopy(&cm) == nil {
+				orphans++
+			}
+		}
+		var got []string
+		sumParents, sumChildren, ok := 0, 0, true
+		for user, e := range engines {
+			v, err := e.Metric(ctx, `metascript_cache_objects{resource="fanouts.bench.metascript.dev"}`,
+				`metascript_cache_objects{resource="configmaps"}`)
+			if err != nil {
+				return false, err.Error()
+			}
+			p, c := int(v[0]), int(v[1])
+			sumParents, sumChildren = sumParents+p, sumChildren+c
+			ok = ok && p == share[user] && c == 2*share[user]+orphans
+			got = append(got, fmt.Sprintf("%s %d parents, %d ConfigMaps (owns %d)", user, p, c, share[user]))
+		}
+		ok = ok && sumParents == parents && sumChildren == 2*parents+len(engines)*orphans
+		return ok, fmt.Sprintf("cached (%d orphans): %s", orphans, strings.Join(got, "; "))
 	})
 	engineproc.WaitFor(t, ctx, func() (bool, string) {
 		u, err := admin.Resource(controllers).Get(ctx, "scale", metav1.GetOptions{})

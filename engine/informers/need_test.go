@@ -1,0 +1,62 @@
+package informers
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/engine/shard"
+)
+
+func TestFilterKeep(t *testing.T) {
+	app := schema.GroupKind{Group: "example.com", Kind: "App"}
+	cluster := schema.GroupKind{Group: "example.com", Kind: "Tenant"}
+	apps := resources.Resource{GVK: app.WithVersion("v1"), Namespaced: true}
+	tenants := resources.Resource{GVK: cluster.WithVersion("v1")}
+	mine := map[string]bool{shard.Key(app, "ns/a"): true, shard.Key(cluster, "t1"): true, shard.Key(app, "ns/self"): true}
+	owns := func(k string) bool { return mine[k] }
+	obj := func(name, apiVersion, kind, owner string, controller bool) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetNamespace("ns")
+		u.SetName(name)
+		if owner != "" {
+			u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: owner, Controller: &controller}})
+		}
+		return u
+	}
+	children := newFilter([]Need{{Owners: []resources.Resource{apps, tenants}}})
+	both := newFilter([]Need{{Owners: []resources.Resource{apps}}, {Parents: app}})
+	for _, c := range []struct {
+		name string
+		f    *filter
+		obj  *unstructured.Unstructured
+		want bool
+	}{
+		{"orphan", children, obj("o", "", "", "", false), true},
+		{"not a controller: an orphan", children, obj("o", "example.com/v1", "App", "b", false), true},
+		{"child of an owned parent", children, obj("c", "example.com/v1", "App", "a", true), true},
+		{"child of a parent owned elsewhere", children, obj("c", "example.com/v1", "App", "b", true), false},
+		{"other version, same kind", children, obj("c", "example.com/v2", "App", "a", true), true},
+		{"child of a cluster-scoped owned parent", children, obj("c", "example.com/v1", "Tenant", "t1", true), true},
+		{"child of a cluster-scoped parent owned elsewhere", children, obj("c", "example.com/v1", "Tenant", "t2", true), false},
+		{"another controller's", children, obj("c", "apps/v1", "Deployment", "a", true), false},
+		{"a parent is not a child", children, obj("self", "", "", "", false), true},
+		{"owned parent", both, obj("self", "apps/v1", "Deployment", "x", true), true},
+		{"parent owned elsewhere, child of an owned parent", both, obj("other", "example.com/v1", "App", "a", true), true},
+		{"parent owned elsewhere, child of a parent owned elsewhere", both, obj("other", "example.com/v1", "App", "b", true), false},
+		{"whole", nil, obj("c", "apps/v1", "Deployment", "a", true), true},
+	} {
+		if got := c.f.keep(c.obj, owns); got != c.want {
+			t.Errorf("%s: keep = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if newFilter([]Need{{Parents: app}, {}}) != nil {
+		t.Error("a holder needing everything does not make the filter keep everything")
+	}
+	if !newFilter([]Need{{Parents: app}}).equal(newFilter([]Need{{Parents: app}})) || newFilter(nil).equal(nil) {
+		t.Error("equal filters differ, or no needs keeps everything")
+	}
+}
