@@ -35,7 +35,7 @@ func (a *syncAsked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, erro
 		return nil, err
 	}
 	return &reconcile.Outcome{Children: parsed.children, Status: parsed.Status, ResyncAfter: parsed.ResyncAfter,
-		Finalized: parsed.Finalized}, nil
+		Finalized: parsed.Finalized, Events: parsed.Events}, nil
 }
 
 // call is the hook call d names for the parent seen as p (d.Parent, or d.Parent as it was
@@ -71,7 +71,7 @@ func syncRequest(controller map[string]any, parent *unstructured.Unstructured, r
 // and response.
 var (
 	requestFields  = []string{"controller", "parent", "children", "related", "finalizing"}
-	responseFields = []string{"status", "children", "resyncAfterSeconds", "finalized"}
+	responseFields = []string{"status", "children", "resyncAfterSeconds", "finalized", "events"}
 )
 
 // syncResponse is a validated hook response.

@@ -108,7 +108,7 @@ func (a *rollingAsked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, e
 	writes := revision.Record(a.revs, latest, a.patch, owner, func(c revision.Child) bool { return observed[c] != nil })
 
 	out := &reconcile.Outcome{Children: map[int][]*unstructured.Unstructured{}, Untouched: map[*unstructured.Unstructured]bool{},
-		ResyncAfter: newest.ResyncAfter, Finalized: newest.Finalized}
+		ResyncAfter: newest.ResyncAfter, Finalized: newest.Finalized, Events: newest.Events}
 	for i, list := range newest.children {
 		if _, isRolling := k.rolling.rules[i]; !isRolling {
 			out.Children[i] = list

@@ -45,6 +45,7 @@ func (a *asked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, error) {
 		Decoration:  &parsed.decoration,
 		ResyncAfter: parsed.ResyncAfter,
 		Finalized:   parsed.Finalized,
+		Events:      parsed.Events,
 	}, nil
 }
 
@@ -58,7 +59,7 @@ type syncResponse struct {
 // and response.
 var (
 	requestFields  = []string{"controller", "object", "attachments", "related", "finalizing"}
-	responseFields = []string{"labels", "annotations", "status", "attachments", "resyncAfterSeconds", "finalized"}
+	responseFields = []string{"labels", "annotations", "status", "attachments", "resyncAfterSeconds", "finalized", "events"}
 )
 
 // parseResponse validates a whole response before anything is written.

@@ -40,6 +40,7 @@ type job struct {
 	outputs   map[int][]*unstructured.Unstructured // map: the valid answer
 	keep      []*unstructured.Unstructured         // tombstone: the outputs to keep
 	resync    time.Duration
+	events    []protocol.Event
 	err       error
 	versionIn string
 }
@@ -151,6 +152,7 @@ func (a *asked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, error) {
 			failed = append(failed, fmt.Sprintf("%s (%s): %v", j.key, j.about, j.err))
 			continue
 		}
+		out.Events = append(out.Events, j.events...)
 		if j.input == nil {
 			for _, o := range j.keep {
 				out.Untouched[o] = true

@@ -103,9 +103,13 @@ func TestParseMap(t *testing.T) {
 		}
 		return map[string]any{"apiVersion": "test.metascript.dev/v1", "kind": "Copy", "metadata": md}
 	}
-	got, resync, err := k.parseMap(map[string]any{"outputs": []any{out("a", nil)}, "resyncAfterSeconds": int64(5)}, parentIn("ns"), "key1")
+	got, resync, events, err := k.parseMap(map[string]any{"outputs": []any{out("a", nil)}, "resyncAfterSeconds": int64(5),
+		"events": []any{map[string]any{"reason": "Mapped", "message": "input a mapped"}}}, parentIn("ns"), "key1")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0] != (protocol.Event{Type: "Normal", Reason: "Mapped", Message: "input a mapped"}) {
+		t.Fatalf("events %v", events)
 	}
 	o := got[0][0]
 	if o.GetNamespace() != "ns" || o.GetLabels()[MapKeyLabel] != "key1" || o.GetLabels()[ControllerLabel] != "m" || resync != 5*time.Second {
@@ -115,14 +119,14 @@ func TestParseMap(t *testing.T) {
 		resp map[string]any
 		want string
 	}{
-		{map[string]any{"children": []any{}}, "children: unknown field (expected outputs, resyncAfterSeconds)"},
+		{map[string]any{"children": []any{}}, "children: unknown field (expected outputs, resyncAfterSeconds, events)"},
 		{map[string]any{"outputs": []any{out("a", map[string]any{MapKeyLabel: "other"})}}, `"other" is another input's map key`},
 		{map[string]any{"outputs": []any{out("a", map[string]any{ControllerLabel: "x"})}}, `"x" names another controller`},
 		{map[string]any{"outputs": []any{map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s"}}}},
 			"outputs[0]: v1 Secret is not among the controller's outputResources"},
 		{map[string]any{"status": map[string]any{}}, "status: unknown field"},
 	} {
-		if _, _, err := k.parseMap(tc.resp, parentIn("ns"), "key1"); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, _, _, err := k.parseMap(tc.resp, parentIn("ns"), "key1"); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("parseMap(%v) = %v, want an error containing %q", tc.resp, err, tc.want)
 		}
 	}
@@ -134,11 +138,11 @@ func TestParseTombstone(t *testing.T) {
 	ref := func(name string) map[string]any {
 		return map[string]any{"apiVersion": "test.metascript.dev/v1", "kind": "Copy", "metadata": map[string]any{"name": name}}
 	}
-	keep, _, err := k.parseTombstone(map[string]any{"outputs": []any{ref("b")}}, parentIn("ns"), g)
+	keep, _, _, err := k.parseTombstone(map[string]any{"outputs": []any{ref("b")}}, parentIn("ns"), g)
 	if err != nil || len(keep) != 1 || keep[0] != g.byRule[0][1] {
 		t.Fatalf("keep = %v, err %v", keep, err)
 	}
-	if _, _, err := k.parseTombstone(map[string]any{"outputs": []any{ref("c")}}, parentIn("ns"), g); err == nil ||
+	if _, _, _, err := k.parseTombstone(map[string]any{"outputs": []any{ref("c")}}, parentIn("ns"), g); err == nil ||
 		!strings.Contains(err.Error(), "not an output of this map key") {
 		t.Fatalf("keeping an unknown output: %v", err)
 	}

@@ -38,25 +38,25 @@ func callHook(j *job) string {
 // keep of a tombstone call. A failure is left in j.err.
 func (k *kind) parse(d *reconcile.Gathered, j *job, resp map[string]any) {
 	if j.input != nil {
-		j.outputs, j.resync, j.err = k.parseMap(resp, d.Parent, j.key)
+		j.outputs, j.resync, j.events, j.err = k.parseMap(resp, d.Parent, j.key)
 		return
 	}
-	j.keep, j.resync, j.err = k.parseTombstone(resp, d.Parent, j.group)
+	j.keep, j.resync, j.events, j.err = k.parseTombstone(resp, d.Parent, j.group)
 }
 
 // The top-level fields of a map and a tombstone request, and of their responses.
 var (
 	mapRequestFields       = []string{"controller", "parent", "mapKey", "input", "outputs"}
 	tombstoneRequestFields = []string{"controller", "parent", "mapKey", "outputs"}
-	responseFields         = []string{"outputs", "resyncAfterSeconds"}
+	responseFields         = []string{"outputs", "resyncAfterSeconds", "events"}
 )
 
 // parseMap validates a map response whole: outputs of declared output resources, legal
 // names and namespaces, no duplicates; each gets the controller's mark and its map key.
-func (k *kind) parseMap(resp map[string]any, parent *unstructured.Unstructured, key string) (map[int][]*unstructured.Unstructured, time.Duration, error) {
+func (k *kind) parseMap(resp map[string]any, parent *unstructured.Unstructured, key string) (map[int][]*unstructured.Unstructured, time.Duration, []protocol.Event, error) {
 	common, err := protocol.ParseCommon(resp, responseFields...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	outputs, err := protocol.Objects(resp, "outputs", parent, k.rules, "outputResources", k.mark,
 		func(path string, _ int, obj *unstructured.Unstructured) error {
@@ -67,21 +67,21 @@ func (k *kind) parseMap(resp map[string]any, parent *unstructured.Unstructured, 
 			return nil
 		})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
-	return outputs, common.ResyncAfter, nil
+	return outputs, common.ResyncAfter, common.Events, nil
 }
 
 // parseTombstone reads a tombstone answer: the outputs to keep (named by apiVersion, kind,
 // namespace and name; their content is not read), and resyncAfterSeconds.
-func (k *kind) parseTombstone(resp map[string]any, parent *unstructured.Unstructured, g *group) ([]*unstructured.Unstructured, time.Duration, error) {
+func (k *kind) parseTombstone(resp map[string]any, parent *unstructured.Unstructured, g *group) ([]*unstructured.Unstructured, time.Duration, []protocol.Event, error) {
 	common, err := protocol.ParseCommon(resp, responseFields...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	named, err := protocol.Objects(resp, "outputs", parent, k.rules, "outputResources", nil, nil)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	var keep []*unstructured.Unstructured
 	for rule, list := range named {
@@ -94,12 +94,12 @@ func (k *kind) parseTombstone(resp map[string]any, parent *unstructured.Unstruct
 				}
 			}
 			if !found {
-				return nil, 0, protocol.Invalid("outputs", "%s %s is not an output of this map key",
+				return nil, 0, nil, protocol.Invalid("outputs", "%s %s is not an output of this map key",
 					want.GetKind(), fmt.Sprintf("%s/%s", want.GetNamespace(), want.GetName()))
 			}
 		}
 	}
-	return keep, common.ResyncAfter, nil
+	return keep, common.ResyncAfter, common.Events, nil
 }
 
 // rules is the group's outputs by rule; nil groups have none.

@@ -40,7 +40,9 @@ type Metrics struct {
 	HookDuration      *prometheus.HistogramVec
 	BudgetExhausted   *prometheus.CounterVec
 	ChildOperations   *prometheus.CounterVec
-	Controllers       *prometheus.GaugeVec
+	// HookEvents counts the Events hooks asked for, recorded or dropped by the rate limit.
+	HookEvents  *prometheus.CounterVec
+	Controllers *prometheus.GaugeVec
 	// IsolatedRestarts and IsolatedCalls count the isolated tier's worker replacements by
 	// reason and its calls by outcome (scripting/isolated).
 	IsolatedRestarts *prometheus.CounterVec
@@ -86,6 +88,9 @@ func New() *Metrics {
 		Help: "Hook invocations stopped by a budget."}, []string{"controller", "hook", "budget"})
 	m.ChildOperations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_child_operations_total",
 		Help: "Writes of children by operation."}, []string{"controller", "operation"})
+	m.HookEvents = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_hook_events_total",
+		Help: "Events hooks asked to record on their parents, by outcome: recorded, or limited (over the rate per parent)."},
+		[]string{"controller", "outcome"})
 	m.Controllers = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "metascript_controllers",
 		Help: "Controller resources by state."}, []string{"state"})
 	m.IsolatedRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_isolated_worker_restarts_total",
@@ -109,7 +114,7 @@ func New() *Metrics {
 	m.queueWork = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "metascript_workqueue_work_duration_seconds",
 		Help: "Time processing an item.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}, []string{"name"})
 	for _, c := range []prometheus.Collector{m.Reconciles, m.ReconcileDuration, m.HookInvocations, m.HookDuration,
-		m.BudgetExhausted, m.ChildOperations, m.Controllers, m.IsolatedRestarts, m.IsolatedCalls, m.LeaderIsLeader, m.LeaderTransitions, m.queueDepth, m.queueAdds, m.queueRetries,
+		m.BudgetExhausted, m.ChildOperations, m.HookEvents, m.Controllers, m.IsolatedRestarts, m.IsolatedCalls, m.LeaderIsLeader, m.LeaderTransitions, m.queueDepth, m.queueAdds, m.queueRetries,
 		m.queueUnfinish, m.queueLongest, m.queueLatency, m.queueWork} {
 		f(c)
 	}

@@ -55,6 +55,7 @@ func engineFamilies(t *testing.T) []*dto.MetricFamily {
 	m.HookDuration.WithLabelValues("compositecontroller/c", "sync", "starlark").Observe(0.001)
 	m.BudgetExhausted.WithLabelValues("compositecontroller/c", "sync", "timeout").Inc()
 	m.ChildOperations.WithLabelValues("compositecontroller/c", "create").Inc()
+	m.HookEvents.WithLabelValues("compositecontroller/c", "recorded").Inc()
 	m.Controllers.WithLabelValues("running").Inc()
 	m.IsolatedRestarts.WithLabelValues("crash").Inc()
 	m.IsolatedCalls.WithLabelValues("success").Inc()

@@ -52,11 +52,13 @@ type Common struct {
 	Status      map[string]any
 	ResyncAfter time.Duration
 	Finalized   bool
+	// Events are what the hook asks to record on the parent.
+	Events []Event
 }
 
 // ParseCommon refuses a field of resp not among allowed (the fields of the hook's response),
-// then reads status (an object or null), resyncAfterSeconds (0 to one year) and finalized
-// (a boolean).
+// then reads status (an object or null), resyncAfterSeconds (0 to one year), finalized
+// (a boolean) and events (see Event).
 func ParseCommon(resp map[string]any, allowed ...string) (Common, error) {
 	var c Common
 	if err := CheckFields(resp, allowed...); err != nil {
@@ -83,6 +85,11 @@ func ParseCommon(resp map[string]any, allowed ...string) (Common, error) {
 		}
 		c.Finalized = b
 	}
+	events, err := parseEvents(resp)
+	if err != nil {
+		return c, err
+	}
+	c.Events = events
 	return c, nil
 }
 

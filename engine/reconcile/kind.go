@@ -32,6 +32,7 @@ import (
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/index"
+	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/resources"
 )
 
@@ -184,6 +185,9 @@ type Outcome struct {
 	Decoration *apply.Decoration
 	// ResyncAfter asks for one more reconcile of this parent after that long.
 	ResyncAfter time.Duration
+	// Events are what the hooks asked to record on the parent: recorded once the reconcile
+	// wrote, within a rate per parent.
+	Events []protocol.Event
 	// Finalized, from the finalize hook, lets the skeleton remove the finalizer once every
 	// write succeeded.
 	Finalized bool

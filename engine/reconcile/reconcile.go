@@ -130,6 +130,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		errs.transientErr(out.Retry)
 	}
 	r.setCount(req, writes.owned, false)
+	r.recordHookEvents(latest, out.Events)
 	if err := r.reportWrites(ctx, req.Resource, latest, &errs); err != nil {
 		errs.add(r.parents[req.Resource].Describe(parent)+" status", err)
 	}

@@ -125,6 +125,7 @@ type Runner struct {
 	released    atomic.Bool               // releaseAll ran
 	related     *related.Tracker[Request] // nil without a customize hook
 	overlay     *writtenOverlay
+	hookEvents  eventLimiter
 
 	countsMu sync.Mutex
 	selected map[Request]bool // parents the controller selects, kept by their events
