@@ -39,6 +39,8 @@ func TestValidate(t *testing.T) {
 			wantCode: exitOK, golden: "validate-map-good.out"},
 		{name: "map problems: a syntax error, no map hook", args: []string{"-f", c + "broken-map.yaml"},
 			wantCode: exitFailed, golden: "validate-map-broken.out"},
+		{name: "schema problems beside a compile error, as the docs show them", args: []string{"testdata/validate/update-method.yaml", "testdata/validate/misspelt.yaml"},
+			wantCode: exitFailed, golden: "validate-schema.out"},
 		{name: "unreadable file", args: []string{"-f", c + "no-such-file.yaml"},
 			wantCode: exitFailed, golden: "validate-unreadable.out"},
 		{name: "no controller in the files", args: []string{"-f", c + "configmaps.yaml"},
