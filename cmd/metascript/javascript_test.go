@@ -64,8 +64,8 @@ func TestJavaScriptHooks(t *testing.T) {
 		code := validate([]string{c + "bundle-javascript.yaml", c + "broken-javascript.yaml"}, &stdout, &stderr)
 		lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
 		want := []string{
-			"testdata/controllers/broken-javascript.yaml: compositecontroller/broken-javascript hooks.sync: 3:",
-			`testdata/controllers/broken-javascript.yaml: compositecontroller/broken-javascript hooks.finalize: 1:1: no top-level function "finalize"`,
+			"testdata/controllers/broken-javascript.yaml:14:44: compositecontroller/broken-javascript spec.hooks.sync.javascript.source: Unexpected token {",
+			`testdata/controllers/broken-javascript.yaml:22:11: compositecontroller/broken-javascript spec.hooks.finalize.javascript.source: no top-level function "finalize"`,
 			"2 controllers, 4 hooks, 2 problems",
 		}
 		if code != exitFailed || len(lines) != len(want) {

@@ -4,34 +4,42 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
+	"os"
 	"strings"
 	"time"
 
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
 	"metascript.dev/metascript/cmd/metascript/internal/phrase"
-	"metascript.dev/metascript/engine/admission"
-	"metascript.dev/metascript/scripting"
 )
 
 var validateUsage = `Usage: metascript validate [-f] FILE...
 
-Compiles every hook of every controller resource in the files, and the controllers' shared
-scripts, as the engine would, and checks what the CRD schema cannot: that a hook's function
-exists in its source, that an inline hook without source has a shared script to call, that
-sources kept in ConfigMaps, and the Secrets and ConfigMaps a webhook's caBundle,
-authorization, basicAuth or clientTLS name, are found and usable (pass the files that hold
-them), that the hooks a controller's kind requires are defined, and that spec.serviceAccount
-and a namespaced controller's ConfigMap and Secret references stay in its namespace. These
-are the checks of 'metascript admission', offline. Hooks are not called.
+Checks every controller resource in the files as the API server would, then as the engine
+would, and reports every problem of every document:
+  - against the CRDs of manifests/crds (built in), with the API server's own validation:
+    fields the schema does not declare (refused under strict field validation), types,
+    enums, minimums, patterns and the x-kubernetes-validations rules;
+  - values the schema lets pass but the engine cannot read (a budget.timeout that is no
+    duration);
+  - every hook and shared script compiled as the engine would; that a hook's function exists
+    in its source, that an inline hook without source has a shared script to call, that
+    sources kept in ConfigMaps, and the Secrets and ConfigMaps a webhook's caBundle,
+    authorization, basicAuth or clientTLS name, are found and usable (pass the files that
+    hold them), that the hooks a controller's kind requires are defined, and that
+    spec.serviceAccount and a namespaced controller's ConfigMap and Secret references stay in
+    its namespace: the checks of 'metascript admission', offline. Hooks are not called.
+A Metacontroller resource (metacontroller.k8s.io) is a problem: convert it first.
 
 Controller kinds and their hooks (* required):
 ` + kindHooks(required) + `
-Each problem is one line on stdout:
-  FILE: KIND/NAME hooks.sync: LINE:COL: message
-where KIND/NAME is one of
+Each problem is one line on stdout, in file order:
+  FILE:LINE:COL: KIND/NAME FIELD: message
+where LINE:COL is where FIELD is written in FILE (for a compile error in a literal block
+source, 'source: |', the position of the error in the file; in any other source, the
+field's, and the message starts with the position in the source), KIND/NAME is one of
   ` + kindRefs() + `
-and LINE:COL is the position in the hook's source; a summary line follows.
+and FIELD is the path from the resource's top (spec.hooks.sync.budget.maxSteps). Messages of
+the schema are worded as the API server words them. A summary line follows.
 
 Exit status: 0 no problem; 1 a problem was found; 2 bad flags or no files.
 
@@ -52,12 +60,15 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	}
 
 	// Read every file first: a ConfigMap in one file may hold the source of a hook in another.
-	read := make([]*manifest.File, len(files))
+	data := make([][]byte, len(files))
 	readErrs := make([]error, len(files))
+	var parsed []*manifest.File
 	for i, p := range files {
-		read[i], readErrs[i] = manifest.ReadFile(p)
+		if data[i], readErrs[i] = os.ReadFile(p); readErrs[i] == nil {
+			parsed = append(parsed, manifest.Parse(p, data[i]))
+		}
 	}
-	set := manifest.NewSet(slices.DeleteFunc(slices.Clone(read), func(f *manifest.File) bool { return f == nil })...)
+	objs := objectsOf(manifest.NewSet(parsed...))
 	// Compile only: the clock and budgets do not matter, and top levels run under the
 	// scripting defaults whatever the flags.
 	rt, err := offlineRuntime(time.Time{}, hookBudgetFlags{})
@@ -69,30 +80,16 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, line)
 		problems++
 	}
-	for i, f := range read {
-		if f == nil {
-			report(unreadable(files[i], readErrs[i]))
+	for i, p := range files {
+		if readErrs[i] != nil {
+			report(unreadable(p, readErrs[i]))
 			continue
 		}
-		// Problems in document order: undecodable documents and controllers interleaved.
-		type finding struct {
-			line  int
-			lines []string
-		}
-		var found []finding
-		for _, de := range f.Errors {
-			found = append(found, finding{de.Line, []string{de.Error()}})
-		}
-		for _, c := range f.Controllers {
-			controllers++
-			hooksSeen += len(c.Hooks())
-			found = append(found, finding{c.Line, checkController(context.Background(), rt, objectsOf(set), c)})
-		}
-		slices.SortStableFunc(found, func(a, b finding) int { return a.line - b.line })
-		for _, fd := range found {
-			for _, l := range fd.lines {
-				report(l)
-			}
+		fc := checkFile(context.Background(), rt, objs, p, data[i])
+		controllers += fc.controllers
+		hooksSeen += fc.hooks
+		for _, f := range fc.found {
+			report(f.format(p))
 		}
 	}
 	if controllers == 0 && problems == 0 {
@@ -105,15 +102,4 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
-}
-
-// checkController returns one line per problem of c, as the engine's admission check finds
-// them with the files' ConfigMaps and Secrets: required hooks that are missing, shared
-// scripts, then hooks in the order the engine builds them.
-func checkController(ctx context.Context, rt *scripting.Runtime, objs offlineObjects, c *manifest.Controller) []string {
-	var out []string
-	for _, p := range admission.Controller(ctx, c.Descriptor, c.Declared, admission.Options{Compiler: rt, Objects: objs}) {
-		out = append(out, fmt.Sprintf("%s: %s %s: %s", c.File, c.Ref(), p.Field, p.Detail()))
-	}
-	return out
 }

@@ -23,7 +23,7 @@ import (
 
 // Problem is one reason the engine would refuse a controller.
 type Problem struct {
-	// Field is where the problem lies, relative to spec as `metascript validate` prints it:
+	// Field is where the problem lies, relative to spec:
 	// hooks.sync, script.starlark, hooks.sync.budget.timeout, serviceAccount.namespace.
 	// Empty for a problem of the whole resource (it could not be decoded).
 	Field string

@@ -109,19 +109,52 @@ func (f *File) add(line int, v any) {
 		if err := f.Secrets.add(obj); err != nil {
 			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Err: err})
 		}
-	case apiVersion == v1alpha1.GroupVersion.String() && kinds.Lookup(kind) != nil:
-		d := kinds.Lookup(kind)
-		c, err := decode(d, obj)
+	case IsController(obj):
+		c, err := ReadController(f.Path, line, obj)
 		if err == nil && c.Name == "" {
 			err = errors.New("metadata.name is required")
 		}
 		if err != nil {
-			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Ref: docRef(d, obj), Err: err})
+			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Ref: docRef(kinds.Lookup(kind), obj), Err: err})
 			return
 		}
-		c.File, c.Line, c.Object = f.Path, line, obj
 		f.Controllers = append(f.Controllers, c)
 	}
+}
+
+// IsController reports whether obj, in JSON shape, claims to be a controller resource of
+// one of Kinds.
+func IsController(obj map[string]any) bool {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	return apiVersion == v1alpha1.GroupVersion.String() && kinds.Lookup(kind) != nil
+}
+
+// ReadController decodes obj, a controller resource (IsController) in JSON shape found at
+// line of path, strictly. Unlike Parse, it accepts a resource without metadata.name, for a
+// caller that reports that itself and checks the rest.
+func ReadController(path string, line int, obj map[string]any) (*Controller, error) {
+	kind, _ := obj["kind"].(string)
+	c, err := decode(kinds.Lookup(kind), obj)
+	if err != nil {
+		return nil, err
+	}
+	c.File, c.Line, c.Object = path, line, obj
+	return c, nil
+}
+
+// CheckObject returns why Parse would not read obj, a ConfigMap or Secret in JSON shape
+// (`configmap/NAME: data.KEY: expected a string`); nil for any other object.
+func CheckObject(obj map[string]any) error {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	switch {
+	case apiVersion == "v1" && kind == "ConfigMap":
+		return ConfigMaps{}.add(obj)
+	case apiVersion == "v1" && kind == "Secret":
+		return Secrets{}.add(obj)
+	}
+	return nil
 }
 
 // docRef names a controller document that could not be decoded, KIND/NAME, or is empty when
