@@ -57,7 +57,7 @@ func TestHookRun(t *testing.T) {
 
 		{name: "compile error with position", args: []string{"-f", c + "broken-starlark.yaml", "--request", req},
 			wantCode: exitFailed, wantStderr: []string{
-				"testdata/controllers/broken-starlark.yaml: compositecontroller/broken hooks.sync: 5:11: got return, want ','\n"}},
+				"testdata/controllers/broken-starlark.yaml: compositecontroller/broken hooks.sync: 5:5: got return, want ','\n"}},
 		{name: "missing function", args: []string{"-f", c + "broken-starlark.yaml", "--hook", "finalize", "--request", req},
 			wantCode: exitFailed, wantStderr: []string{`hooks.finalize: 1:1: no top-level function "cleanup" (defined: [finalize])`}},
 		{name: "runtime error with the script's stack", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--hook", "customize", "--request", req},
@@ -94,7 +94,7 @@ func TestHookRun(t *testing.T) {
 			wantJSON: "testdata/responses/decorator.json"},
 		{name: "decorator compile error with position", args: []string{"-f", c + "broken-decorator.yaml", "--controller", "broken-decorator", "--request", decReq},
 			wantCode: exitFailed, wantStderr: []string{
-				"testdata/controllers/broken-decorator.yaml: decoratorcontroller/broken-decorator hooks.sync: 4:29: got '=', want ']'\n"}},
+				"testdata/controllers/broken-decorator.yaml: decoratorcontroller/broken-decorator hooks.sync: 4:28: got '=', want ']'\n"}},
 		{name: "decorator shared script compile error", args: []string{"-f", c + "broken-decorator.yaml", "--controller", "broken-shared-decorator", "--request", decReq},
 			wantCode: exitFailed, wantStderr: []string{
 				"decoratorcontroller/broken-shared-decorator hooks.sync: script.starlark:3:1: got outdent, want '}'"}},
