@@ -10,10 +10,12 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+# What `metascript version` prints; the image has no .git, so no commit is recorded.
+ARG VERSION=dev
 # Static (no cgo, so no libc needed at run time), reproducible paths (-trimpath), no
 # symbol tables (-s -w). GOTOOLCHAIN=local: build with exactly this image's Go.
 RUN CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false \
-    go build -trimpath -ldflags='-s -w' -o /out/metascript ./cmd/metascript
+    go build -trimpath -ldflags="-s -w -X main.version=${VERSION}" -o /out/metascript ./cmd/metascript
 
 # distroless/static: CA certificates, /etc/passwd with nonroot (65532), tzdata; no shell,
 # no package manager. The engine writes no files, so the root file system may be read-only.

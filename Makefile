@@ -7,6 +7,8 @@ KUSTOMIZE ?= $(GO) run sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
 HELM ?= $(GO) run helm.sh/helm/v3/cmd/helm@v3.22.0
 RENDERED := bin/rendered
 BIN := bin/metascript
+# What `metascript version` prints: the nearest tag (dev without one); the commit is recorded by go build.
+VERSION ?= $(shell git describe --tags --dirty 2>/dev/null || echo dev)
 CLUSTER_DIR := .cluster
 KUBECONFIG_FILE := $(CLUSTER_DIR)/kubeconfig
 PARENTS ?= 200
@@ -38,7 +40,7 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
 
 build: ## build bin/metascript
-	$(GO) build -o $(BIN) ./cmd/metascript
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/metascript
 
 generate: ## regenerate DeepCopy and the CRDs in manifests/crds from apis/ (and their copies in the chart)
 	$(CONTROLLER_GEN) object paths=./apis/... crd:crdVersions=v1 output:crd:dir=./manifests/crds

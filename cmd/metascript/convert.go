@@ -14,7 +14,7 @@ import (
 	"metascript.dev/metascript/scripting"
 )
 
-var convertUsage = `Usage: metascript convert [-f] FILE... [--inline starlark|javascript] [-o OUT]
+var convertUsage = `Usage: metascript convert [-f] FILE|-... [--inline starlark|javascript] [-o OUT]
 
 Rewrites Metacontroller manifests as Metascript's: every controller resource of
 apiVersion metacontroller.k8s.io/v1alpha1 (a ` + phrase.Either(convert.Kinds) + `)
@@ -22,7 +22,8 @@ gets apiVersion metascript.dev/v1alpha1, without what the API server set on it (
 uid, resourceVersion, generation, creationTimestamp, managedFields, kubectl's
 last-applied-configuration annotation). Other documents, Metascript controllers among them,
 are copied as written, in order. Files are YAML or JSON, several documents allowed; the
-items of a kind: List are converted one by one.
+items of a kind: List are converted one by one. A file named - is stdin:
+  kubectl get compositecontrollers.metacontroller.k8s.io -o yaml | metascript convert -f -
 
 With --inline, each webhook hook of those kinds, Metacontroller's or Metascript's, becomes
 an inline stub in that language: a function named after the hook, whose comments give the
@@ -37,7 +38,11 @@ stay. Documents copied as written keep all of theirs.
 
 What Metascript has no field for, or a value it cannot take, is reported on stderr:
   FILE:LINE: KIND/NAME FIELD: what was not converted and why
-and the output is written all the same; a summary line ends the report.
+and the output is written all the same. Then, for each controller converted from
+Metacontroller, what to do before switching over (the finalizer, the controller-uid label,
+the decorator annotation, field ownership by server-side apply), and, for each controller
+with webhooks, the Services and Secrets they use and whether its hook server is still
+needed. A summary line ends the report. Stdout holds the converted YAML alone.
 
 Exit status: 0 everything was converted; 1 something was not, as reported (the output is
 written); 2 bad flags, or a file or document that cannot be read (nothing is written).
@@ -77,10 +82,17 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 	opts := convert.Options{Inline: lang, Hooks: hooks, Controller: *controller}
 	var docs [][]byte
 	var findings []convert.Finding
+	var switchovers []convert.Switchover
 	var total convert.Result
 	failed := false
+	if slices.Index(files, "-") >= 0 && slices.Index(files[slices.Index(files, "-")+1:], "-") >= 0 {
+		return usageError(fs, "- (stdin) given twice")
+	}
 	for _, p := range files {
-		data, err := os.ReadFile(p)
+		data, err := readInput(p)
+		if p == "-" {
+			p = stdinName
+		}
 		if err != nil {
 			fmt.Fprintln(stderr, unreadable(p, err))
 			failed = true
@@ -93,6 +105,7 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 		}
 		docs = append(docs, r.Documents...)
 		findings = append(findings, r.Findings...)
+		switchovers = append(switchovers, r.Switchovers...)
 		total.Converted += r.Converted
 		total.Stubs += r.Stubs
 		total.Selected += r.Selected
@@ -117,6 +130,9 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 	for _, f := range findings {
 		fmt.Fprintln(stderr, f)
 	}
+	for _, s := range switchovers {
+		writeSwitchover(stderr, s)
+	}
 	summary := phrase.Count(total.Converted, "controller") + " converted"
 	if lang != "" {
 		summary += ", " + phrase.Count(total.Stubs, string(lang)+" stub") + " written"
@@ -126,6 +142,35 @@ func convertManifests(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// stdinName names stdin (-) in reports.
+const stdinName = "<stdin>"
+
+// readInput reads the file at path, or stdin for "-".
+func readInput(path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(path)
+}
+
+// writeSwitchover writes what a controller asks for around the switch-over:
+//
+//	FILE:LINE: KIND/NAME switching over:
+//	    STEP
+//	    hook server: ...
+func writeSwitchover(w io.Writer, s convert.Switchover) {
+	if len(s.Steps) == 0 && len(s.HookServer) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s:%d: %s switching over:\n", s.File, s.Line, s.Ref)
+	for _, step := range s.Steps {
+		fmt.Fprintf(w, "    %s\n", step)
+	}
+	for _, h := range s.HookServer {
+		fmt.Fprintf(w, "    hook server: %s\n", h)
+	}
 }
 
 // otherKinds are the controller kinds Metascript has and Metacontroller does not.

@@ -18,6 +18,8 @@ func TestConvert(t *testing.T) {
 		// without goldenErr.
 		golden, goldenErr string
 		wantStderr        string
+		// stdin, when set, is the file stdin reads.
+		stdin string
 	}{
 		{name: "composite with three webhooks, a Service copied as written", args: []string{c + "composite.yaml"},
 			wantCode: exitOK, golden: "convert-composite.out", wantStderr: "1 controller converted, 0 not converted"},
@@ -35,8 +37,17 @@ func TestConvert(t *testing.T) {
 			wantCode: exitFailed, golden: "convert-unconvertible.out", goldenErr: "convert-unconvertible.err"},
 		{name: "webhook settings, connections renamed", args: []string{c + "webhook-fields.yaml"},
 			wantCode: exitOK, golden: "convert-webhook-fields.out", goldenErr: "convert-webhook-fields.err"},
+		// Every hook inline: the hook server is unnecessary.
 		{name: "inline starlark stubs", args: []string{c + "composite.yaml", c + "decorator.yaml", "--inline", "starlark"},
-			wantCode: exitOK, golden: "convert-inline-starlark.out", wantStderr: "2 controllers converted, 4 starlark stubs written, 0 not converted"},
+			wantCode: exitOK, golden: "convert-inline-starlark.out", goldenErr: "convert-inline-starlark.err",
+			wantStderr: "2 controllers converted, 4 starlark stubs written, 0 not converted"},
+		{name: "switch-over steps and hook servers, per controller", args: []string{c + "switchover.yaml"},
+			wantCode: exitOK, golden: "convert-switchover.out", goldenErr: "convert-switchover.err"},
+		{name: "stdin", args: []string{"-f", "-"}, stdin: c + "composite.yaml",
+			wantCode: exitOK, golden: "convert-composite.out", wantStderr: "<stdin>:3: compositecontroller/hello-controller switching over:"},
+		{name: "stdin as a plain argument, among files", args: []string{c + "decorator.yaml", "-"}, stdin: c + "composite.yaml",
+			wantCode: exitOK, golden: "convert-several.out", wantStderr: "2 controllers converted"},
+		{name: "stdin twice", args: []string{"-", "-f", "-"}, wantCode: exitUsage, wantStderr: "- (stdin) given twice"},
 		{name: "inline javascript stubs", args: []string{"--inline=javascript", c + "composite.yaml", c + "decorator.yaml"},
 			wantCode: exitOK, golden: "convert-inline-javascript.out", wantStderr: "4 javascript stubs written"},
 		// Inlining replaces the webhook before the checks: nothing is reported of a webhook that is gone.
@@ -60,6 +71,15 @@ func TestConvert(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.stdin != "" {
+				f, err := os.Open(tt.stdin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				stdin = f
+				defer func() { stdin = os.Stdin }()
+			}
 			var stdout, stderr bytes.Buffer
 			code := convertManifests(tt.args, &stdout, &stderr)
 			if code != tt.wantCode {

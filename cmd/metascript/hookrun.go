@@ -23,7 +23,10 @@ var hookRunUsage = `Usage: metascript hook run -f CONTROLLER.yaml [--hook HOOK] 
 Builds one hook of a controller resource exactly as the engine does and calls it once with
 the request; prints the response as JSON on stdout. The hook's log lines and errors go to
 stderr. Webhook hooks are called too, at their url (a service address resolves only where
-cluster DNS does). A request without a controller field gets the controller resource.
+cluster DNS does). What the engine always sends and the request lacks is added: the
+controller resource, an empty group per child (attachment, output) resource, finalizing (true
+only for a parent with a deletionTimestamp) and related (empty groups for what an inline
+customize hook selects); the parent alone is a request.
 
 Controller kinds and their hooks (* the one called when --hook is not given):
 ` + kindHooks(primary) + `
@@ -36,7 +39,7 @@ Flags:
 // hookRun is `metascript hook run`.
 func hookRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("hook run", hookRunUsage, stderr)
-	files := addFileFlag(fs, "controller resource file, or a file of the ConfigMaps and Secrets it names")
+	files := addFileFlag(fs, "controller resource file, or a file of the ConfigMaps and Secrets it names or the CustomResourceDefinitions of its resources")
 	var budgets hookBudgetFlags
 	hook := fs.String("hook", "", "hook to call: "+hookNames()+" (default: the controller kind's hook marked * above)")
 	reqFile := fs.String("request", "", "request file (YAML or JSON); - reads stdin")
@@ -91,7 +94,10 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, located(ctrl, "hooks."+*hook, err))
 		return exitFailed
 	}
-	resp, err := inv.Invoke(ctx, withController(req, ctrl), hookLogger(stderr))
+	completer := &requestCompleter{rt: rt, set: set, ctrl: ctrl, log: hookLogger(stderr)}
+	req, notes := completer.complete(ctx, *hook, req)
+	fmt.Fprint(stderr, noteLines("hook run", notes))
+	resp, err := inv.Invoke(ctx, req, hookLogger(stderr))
 	if err != nil {
 		fmt.Fprintln(stderr, located(ctrl, "hooks."+*hook, err))
 		return exitFailed

@@ -23,6 +23,8 @@ func TestHookRun(t *testing.T) {
 		// A DecoratorController runs through the same code path; these cases prove it does.
 		decorator = c + "decorator-starlark.yaml"
 		decReq    = "testdata/requests/decorator.yaml"
+		// related given: the hostile controller's customize hook, which fails, is not called.
+		related = "testdata/requests/bundle-related.yaml"
 	)
 	tests := []struct {
 		name     string
@@ -57,7 +59,7 @@ func TestHookRun(t *testing.T) {
 
 		{name: "compile error with position", args: []string{"-f", c + "broken-starlark.yaml", "--request", req},
 			wantCode: exitFailed, wantStderr: []string{
-				"testdata/controllers/broken-starlark.yaml: compositecontroller/broken hooks.sync: 5:11: got return, want ','\n"}},
+				"testdata/controllers/broken-starlark.yaml: compositecontroller/broken hooks.sync: 5:5: got return, want ','\n"}},
 		{name: "missing function", args: []string{"-f", c + "broken-starlark.yaml", "--hook", "finalize", "--request", req},
 			wantCode: exitFailed, wantStderr: []string{`hooks.finalize: 1:1: no top-level function "cleanup" (defined: [finalize])`}},
 		{name: "runtime error with the script's stack", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--hook", "customize", "--request", req},
@@ -67,11 +69,14 @@ func TestHookRun(t *testing.T) {
 				"at compositecontroller/hostile/script:16:18 in crash"}},
 		{name: "fail() in the hook", args: []string{"-f", bundle, "--request", "testdata/requests/no-items.yaml"},
 			wantCode: exitFailed, wantStderr: []string{"fail: spec.items is required", "at compositecontroller/bundle-starlark/hooks/sync:5:13 in sync"}},
-		{name: "step budget", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--request", req},
+		{name: "a failing customize hook leaves related empty", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--request", req},
+			wantCode: exitFailed, wantStderr: []string{`metascript hook run: testdata/controllers/hostile-starlark.yaml: compositecontroller/hostile hooks.customize (for request.related, left {}; write related: in the request to set it): starlark runtime error: key "missing" not in dict`,
+				"starlark hook exceeded its maxSteps budget: limit 10000 steps"}},
+		{name: "step budget", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--request", related},
 			wantCode: exitFailed, wantStderr: []string{"starlark hook exceeded its maxSteps budget: limit 10000 steps", "in spin"}},
-		{name: "the engine's budget flags apply", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--request", req, "--ceiling-hook-max-steps", "500"},
+		{name: "the engine's budget flags apply", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--request", related, "--ceiling-hook-max-steps", "500"},
 			wantCode: exitFailed, wantStderr: []string{"exceeded its maxSteps budget: limit 500 steps"}},
-		{name: "output error names the path", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--hook", "finalize", "--request", req},
+		{name: "output error names the path", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--hook", "finalize", "--request", related},
 			wantCode: exitFailed, wantStderr: []string{"invalid value at children[0].metadata.name: expected a JSON value", "got function"}},
 		{name: "configMap source not given", args: []string{"-f", c + "configmap-source.yaml", "--request", req},
 			wantCode: exitFailed, wantStderr: []string{"source in ConfigMap hooks/long-hooks is not in the given files"}},
@@ -94,7 +99,7 @@ func TestHookRun(t *testing.T) {
 			wantJSON: "testdata/responses/decorator.json"},
 		{name: "decorator compile error with position", args: []string{"-f", c + "broken-decorator.yaml", "--controller", "broken-decorator", "--request", decReq},
 			wantCode: exitFailed, wantStderr: []string{
-				"testdata/controllers/broken-decorator.yaml: decoratorcontroller/broken-decorator hooks.sync: 4:29: got '=', want ']'\n"}},
+				"testdata/controllers/broken-decorator.yaml: decoratorcontroller/broken-decorator hooks.sync: 4:28: got '=', want ']'\n"}},
 		{name: "decorator shared script compile error", args: []string{"-f", c + "broken-decorator.yaml", "--controller", "broken-shared-decorator", "--request", decReq},
 			wantCode: exitFailed, wantStderr: []string{
 				"decoratorcontroller/broken-shared-decorator hooks.sync: script.starlark:3:1: got outdent, want '}'"}},

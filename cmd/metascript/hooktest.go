@@ -126,7 +126,12 @@ func runSuite(ctx context.Context, path string, o *hookTestOptions, out io.Write
 		var log bytes.Buffer
 		err := b.err
 		if err == nil {
-			resp, err = b.inv.Invoke(ctx, withController(c.NewRequest(), ctrl), hookLogger(&log))
+			// Completed as hook run completes it: a case's request need not repeat what the
+			// engine always sends.
+			completer := &requestCompleter{rt: rt, set: set, ctrl: ctrl, log: hookLogger(&log)}
+			req, notes := completer.complete(ctx, c.Hook, c.NewRequest())
+			log.WriteString(noteLines("hook test", notes))
+			resp, err = b.inv.Invoke(ctx, req, hookLogger(&log))
 		}
 		if err != nil {
 			err = describedError{err}

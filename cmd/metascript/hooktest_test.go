@@ -35,6 +35,7 @@ func TestHookTest(t *testing.T) {
 		{name: "map and tombstone cases pass, map by default", args: []string{d + "map_test.yaml"}, golden: "hooktest-map.out"},
 		{name: "decorator cases fail with what differs", args: []string{d + "decorator-failing_test.yaml"},
 			wantCode: exitFailed, golden: "hooktest-decorator-fail.out"},
+		{name: "minimal requests are completed", args: []string{d + "minimal_test.yaml"}, golden: "hooktest-minimal.out"},
 		{name: "no files", wantCode: exitUsage, wantStderr: "no test files"},
 		{name: "bad --run", args: []string{"--run", "(", d + "bundle_test.yaml"}, wantCode: exitUsage, wantStderr: "--run: error parsing regexp"},
 	}

@@ -6,6 +6,7 @@
 //	metascript validate -f FILE...               compile every hook of every controller in FILEs
 //	metascript convert -f FILE...                rewrite Metacontroller manifests as Metascript's
 //	metascript admission [flags]                 a validating admission webhook for controller resources
+//	metascript version                           print the version
 //
 // This file dispatches to the commands; the work is in engine/ and scripting/.
 package main
@@ -26,10 +27,11 @@ Usage:
                                                                Metacontroller manifests to Metascript's
   metascript admission --tls-cert-file FILE --tls-private-key-file FILE
                                                                refuse at apply time what the engine would
+  metascript version                                           print the version (also --version)
 
 Controller kinds and their hooks (* the hook called for a parent that is not finalizing):
 ` + kindHooks(primary) + `
-Run 'metascript <command> -h' for the flags of a command.
+Run 'metascript <command> -h' (or --help) for the usage and flags of a command.
 `
 
 func main() {
@@ -46,16 +48,7 @@ func dispatch(args []string) int {
 	case "run":
 		return runEngine(args[1:])
 	case "hook":
-		if len(args) < 2 {
-			fmt.Fprint(os.Stderr, usage)
-			return 2
-		}
-		switch args[1] {
-		case "run":
-			return hookRun(args[2:], os.Stdout, os.Stderr)
-		case "test":
-			return hookTest(args[2:], os.Stdout, os.Stderr)
-		}
+		return hookCommand(args[1:], os.Stdout, os.Stderr)
 	case "validate":
 		return validate(args[1:], os.Stdout, os.Stderr)
 	case "convert":
@@ -64,10 +57,11 @@ func dispatch(args []string) int {
 		return admissionCommand(args[1:], os.Stderr)
 	case hookWorkerCommand: // hidden: the isolated tier's worker process
 		return hookWorker()
-	case "-h", "--help", "help":
+	case "version", "--version":
+		return versionCommand(args[1:], os.Stdout, os.Stderr)
+	case "-h", "-help", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "metascript: unknown command %q\n\n%s", args[0], usage)
-	return 2
+	return unknownCommand(os.Stderr, "metascript", args[0])
 }

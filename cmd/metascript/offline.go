@@ -74,20 +74,6 @@ func buildHook(ctx context.Context, rt *scripting.Runtime, objs offlineObjects, 
 		ResponseFields: h.Response, EndpointConfigs: c.EndpointConfigs}, rt, objs)
 }
 
-// withController returns req with the controller resource as request.controller when the
-// request has none, as the engine sends it.
-func withController(req map[string]any, c *manifest.Controller) map[string]any {
-	if _, ok := req["controller"]; ok {
-		return req
-	}
-	out := make(map[string]any, len(req)+1)
-	for k, v := range req {
-		out[k] = v
-	}
-	out["controller"] = c.Object
-	return out
-}
-
 // hookLogger writes a hook's log lines (Starlark print, the log module) as text to w.
 func hookLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{

@@ -75,6 +75,11 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	if fs.NArg() > 0 {
+		err := fmt.Errorf("unexpected arguments %q", fs.Args())
+		usageError(fs, "%v", err)
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -85,8 +90,8 @@ func runEngine(args []string) int {
 	}
 	log, err := newLogger(f.logLevel)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "metascript:", err)
-		return 2
+		fmt.Fprintln(os.Stderr, "metascript run:", err)
+		return exitUsage
 	}
 	// client-go's own log lines (leader election's among them) go to the same JSON log.
 	klog.SetSlogLogger(log)

@@ -43,6 +43,7 @@ var Descriptor = &reconcile.Descriptor{
 	FinalizerPrefix: FinalizerPrefix,
 	Read:            reconcile.ReadAs(declare),
 	Configure:       configure,
+	Request:         request,
 }
 
 // revisionsField names the ControllerRevision resource among a controller's resources.
@@ -86,7 +87,7 @@ func isRolling(m v1alpha1.ChildUpdateMethod) bool {
 // rule rolls.
 func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error) {
 	cc := b.Typed.(*v1alpha1.CompositeController)
-	parent, children := b.Resources[0], b.Resources[1:1+len(cc.Spec.ChildResources)]
+	parent, children := b.Resources[0], childResources(b)
 	sel, err := reconcile.LabelSelector("spec.parentResource.labelSelector", cc.Spec.ParentResource.LabelSelector)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
+	"metascript.dev/metascript/engine/resources"
 )
 
 // Ask implements reconcile.Kind: the reference's sync/finalize request and one hook call,
@@ -51,6 +52,22 @@ func (k *kind) parse(d *reconcile.Gathered, resp map[string]any) (*syncResponse,
 		return nil, err
 	}
 	return parseResponse(resp, d.Parent, k.rules, sel, extraLabels)
+}
+
+// request is Descriptor.Request: the sync or finalize request of the controller b, every
+// child rule as a plain rule.
+func request(b *reconcile.Built, d *reconcile.Gathered) map[string]any {
+	var rules []protocol.ChildRule
+	for _, res := range childResources(b) {
+		rules = append(rules, protocol.ChildRule{Resource: res})
+	}
+	return syncRequest(b.Object, d.Parent, rules, d.Observed, d.Related, reconcile.HookVersion(b.Declared.Hooks["sync"]), d.Finalizing)
+}
+
+// childResources are the resolved resources of b's spec.childResources, in order.
+func childResources(b *reconcile.Built) []resources.Resource {
+	cc := b.Typed.(*v1alpha1.CompositeController)
+	return b.Resources[1 : 1+len(cc.Spec.ChildResources)]
 }
 
 // syncRequest builds the sync/finalize hook request of the reference: controller, parent,

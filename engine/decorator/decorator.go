@@ -46,6 +46,8 @@ var Descriptor = &reconcile.Descriptor{
 	FinalizeDeselected: true,
 	Read:               reconcile.ReadAs(declare),
 	Configure:          configure,
+	ParentField:        "object",
+	Request:            request,
 }
 
 // NamespacedDescriptor is the NamespacedDecoratorController kind: a DecoratorController

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
@@ -16,14 +17,31 @@ import (
 // attachments, related, finalizing) and one hook call, whose response of labels,
 // annotations, status, attachments, resyncAfterSeconds and finalized is the outcome.
 func (k *kind) Ask(d *reconcile.Gathered) (reconcile.Asked, error) {
-	req := map[string]any{
-		"controller":  k.controller,
+	req := syncRequest(k.controller, d, k.rules, k.hookVersion)
+	return &asked{k: k, target: d.Parent, call: [1]reconcile.Call{{Hook: d.Hook, Request: req}}}, nil
+}
+
+// syncRequest is Metacontroller's decorator request for what d gathered, the attachments
+// grouped by rules.
+func syncRequest(controller map[string]any, d *reconcile.Gathered, rules []protocol.ChildRule, version v1alpha1.HookVersion) map[string]any {
+	return map[string]any{
+		"controller":  controller,
 		"object":      d.Parent.Object,
-		"attachments": protocol.ObjectMap(d.Parent, k.rules, d.Observed, k.hookVersion),
+		"attachments": protocol.ObjectMap(d.Parent, rules, d.Observed, version),
 		"related":     d.Related,
 		"finalizing":  d.Finalizing,
 	}
-	return &asked{k: k, target: d.Parent, call: [1]reconcile.Call{{Hook: d.Hook, Request: req}}}, nil
+}
+
+// request is Descriptor.Request: the sync or finalize request of the controller b, every
+// attachment rule as a plain rule.
+func request(b *reconcile.Built, d *reconcile.Gathered) map[string]any {
+	dc := b.Typed.(*v1alpha1.DecoratorController)
+	var rules []protocol.ChildRule
+	for _, res := range b.Resources[len(dc.Spec.Resources):] {
+		rules = append(rules, protocol.ChildRule{Resource: res})
+	}
+	return syncRequest(b.Object, d, rules, reconcile.HookVersion(b.Declared.Hooks["sync"]))
 }
 
 // asked is a decorator's decision waiting for its one answer.

@@ -34,8 +34,8 @@ func (e *ConfigError) Error() string { return e.Field + ": " + e.Err.Error() }
 
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// webhookURL is the address of a webhook spec: url as is, or a Service's cluster DNS name.
-func webhookURL(w *v1alpha1.Webhook) (string, error) {
+// WebhookURL is the address of a webhook spec: url as is, or a Service's cluster DNS name.
+func WebhookURL(w *v1alpha1.Webhook) (string, error) {
 	switch {
 	case w.URL != nil:
 		return *w.URL, nil

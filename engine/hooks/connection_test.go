@@ -178,7 +178,7 @@ func TestEndpointConfigHostMatching(t *testing.T) {
 			for _, h := range tc.hosts {
 				endpoints = append(endpoints, v1alpha1.EndpointConfig{Host: h})
 			}
-			address, err := webhookURL(tc.hook)
+			address, err := WebhookURL(tc.hook)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -169,7 +169,7 @@ func webhookTimeout(h *v1alpha1.Hook) time.Duration {
 // host's endpoint config), its decoding rules and its ETag cache.
 func buildWebhook(ctx context.Context, s Spec, r SourceResolver) (*Webhook, error) {
 	w := s.Def.Webhook
-	address, err := webhookURL(w)
+	address, err := WebhookURL(w)
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,7 @@ var Descriptor = &reconcile.Descriptor{
 	FieldManagerPrefix: "map/",
 	Read:               reconcile.ReadAs(declare),
 	Configure:          configure,
+	Request:            request,
 }
 
 // NamespacedDescriptor is the NamespacedMapController kind: a MapController confined to its

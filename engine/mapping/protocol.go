@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
 )
@@ -14,16 +15,34 @@ import (
 // input and outputs (the key's observed outputs, keyed as CompositeController's children);
 // for a detached key, the tombstone hook without input.
 func (k *kind) call(d *reconcile.Gathered, j *job) reconcile.Call {
-	req := map[string]any{
-		"controller": k.controller,
-		"parent":     d.Parent.Object,
-		"mapKey":     j.key,
-		"outputs":    protocol.ObjectMap(d.Parent, k.rules, j.group.rules(), k.hookVersion),
-	}
+	req := callRequest(k.controller, d.Parent, k.rules, j.group.rules(), k.hookVersion)
+	req["mapKey"] = j.key
 	if j.input != nil {
 		req["input"] = j.input.obj.Object
 	}
 	return reconcile.Call{Hook: callHook(j), About: j.about, Request: req}
+}
+
+// callRequest is what a map and a tombstone request share: the controller, the parent and
+// one key's outputs, grouped by rules.
+func callRequest(controller map[string]any, parent *unstructured.Unstructured, rules []protocol.ChildRule,
+	outputs map[int][]*unstructured.Unstructured, version v1alpha1.HookVersion) map[string]any {
+	return map[string]any{
+		"controller": controller,
+		"parent":     parent.Object,
+		"outputs":    protocol.ObjectMap(parent, rules, outputs, version),
+	}
+}
+
+// request is Descriptor.Request: a map or tombstone request of the controller b without the
+// mapKey and input of one call, every output rule as a plain rule.
+func request(b *reconcile.Built, d *reconcile.Gathered) map[string]any {
+	mc := b.Typed.(*v1alpha1.MapController)
+	var rules []protocol.ChildRule
+	for _, res := range b.Resources[1+len(mc.Spec.InputResources):] {
+		rules = append(rules, protocol.ChildRule{Resource: res})
+	}
+	return callRequest(b.Object, d.Parent, rules, d.Observed, reconcile.HookVersion(b.Declared.Hooks["map"]))
 }
 
 // callHook is the hook job j calls.

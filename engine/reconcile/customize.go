@@ -8,6 +8,12 @@ import (
 	"metascript.dev/metascript/engine/related"
 )
 
+// CustomizeRequest is the customize hook's request: the controller resource and the parent,
+// the same for every kind.
+func CustomizeRequest(controller, parent map[string]any) map[string]any {
+	return map[string]any{"controller": controller, "parent": parent}
+}
+
 // relatedOf returns the parent's related rules and the request's related map. Without a
 // customize hook both are empty. With one, the tracker reuses the hook's last answer while
 // the parent's fingerprint stands, and the hook is called otherwise; a failure of the hook
@@ -20,7 +26,7 @@ func (r *Runner) relatedOf(ctx context.Context, parent *unstructured.Unstructure
 		return nil, map[string]any{}, nil
 	}
 	rules, err := r.related.Rules(parent, func() (map[string]any, error) {
-		return r.invoke(ctx, "customize", "", map[string]any{"controller": r.built.Object, "parent": parent.Object}, parent)
+		return r.invoke(ctx, "customize", "", CustomizeRequest(r.built.Object, parent.Object), parent)
 	})
 	if err == nil {
 		err = r.confineRules(rules)

@@ -44,6 +44,33 @@ type Descriptor struct {
 	// Configure validates a declared controller whose resources are resolved and whose hooks
 	// are built, and returns its Runner, not started. Its error names the field at fault.
 	Configure func(b *Built, env Env) (*Runner, error)
+	// ParentField is the request field holding the parent: "parent" when empty, "object" for
+	// a DecoratorController's target.
+	ParentField string
+	// Request builds the request of hook d.Hook (any but customize: see HookRequest) for
+	// d.Parent from what d gathered (Observed, Related, Finalizing), as the kind's Ask sends
+	// it, for a controller b whose Resources are resolved; b needs no Hooks. A MapController's
+	// request lacks the mapKey and input that name one input. The offline commands call it
+	// with nothing observed to complete a request written by hand.
+	Request func(b *Built, d *Gathered) map[string]any
+}
+
+// RequestParent is the request field holding the parent (Descriptor.ParentField).
+func (d *Descriptor) RequestParent() string {
+	if d.ParentField == "" {
+		return "parent"
+	}
+	return d.ParentField
+}
+
+// HookRequest is the request of hook d.Hook of controller b for d.Parent, as the engine
+// builds it from what d gathered: the customize hook's (CustomizeRequest) or the kind's
+// (Descriptor.Request).
+func HookRequest(b *Built, d *Gathered) map[string]any {
+	if d.Hook == CustomizeHook.Name {
+		return CustomizeRequest(b.Object, d.Parent.Object)
+	}
+	return b.Descriptor.Request(b, d)
 }
 
 // NamespacedTwin returns the namespaced twin of cluster-scoped kind d: the same hooks and

@@ -86,3 +86,9 @@ func namespaceLabels(caches func(resources.Resource) cache.Indexer) func(string)
 		return o.(*unstructured.Unstructured).GetLabels(), true
 	}
 }
+
+// EmptyObjects is the request's related map of parent under rules when none of the objects
+// they select exist: one empty group per resource the rules name.
+func EmptyObjects(parent *unstructured.Unstructured, rules []Rule) map[string]any {
+	return objectMap(parent, rules, v1alpha1.HookVersionV1, func(resources.Resource) cache.Indexer { return nil })
+}

@@ -187,3 +187,10 @@ func (r Rule) matches(obj *unstructured.Unstructured, nsLabels func(string) (map
 	}
 	return true
 }
+
+// ParseCustomize validates a customize hook's answer whole and resolves its rules, as a
+// Tracker does before it reads anything: for callers that hold the answer themselves (the
+// offline commands). Every error it returns is a *protocol.InvalidResponseError.
+func ParseCustomize(resp map[string]any, parent *unstructured.Unstructured, resolver Resolver) ([]Rule, error) {
+	return parseCustomize(resp, parent, resolver)
+}

@@ -63,13 +63,13 @@ func (c Compiler) Compile(name, source string) (scripting.Program, error) {
 	// disabled: the parser would otherwise read the file a sourceMappingURL comment names.
 	astProg, err := parser.ParseFile(nil, name, source, 0, parser.WithDisableSourceMaps)
 	if err != nil {
-		return nil, parseError(name, err)
+		return nil, parseError(name, source, err)
 	}
 	// Rewritten here too: goja folds operations on literals as it compiles, and a BigInt
 	// power of literals can ask for gigabytes (guard_bigint.go).
 	rewriteAdds(astProg)
 	if _, err := goja.CompileAST(astProg, false); err != nil {
-		return nil, compileError(name, astProg.File, err)
+		return nil, compileError(name, source, astProg.File, err)
 	}
 	mods := c.modules
 	if mods == nil {
@@ -81,11 +81,11 @@ func (c Compiler) Compile(name, source string) (scripting.Program, error) {
 	wrapped := wrapperPrefix + source + wrapperSuffix(bindings)
 	wast, err := parser.ParseFile(nil, name, wrapped, 0, parser.WithDisableSourceMaps)
 	if err != nil {
-		return nil, shiftFirstLine(parseError(name, err))
+		return nil, shiftFirstLine(parseError(name, wrapped, err))
 	}
 	rewriteAdds(wast)
 	if p.prg, err = goja.CompileAST(wast, false); err != nil {
-		return nil, shiftFirstLine(compileError(name, wast.File, err))
+		return nil, shiftFirstLine(compileError(name, wrapped, wast.File, err))
 	}
 	return p, nil
 }
@@ -109,6 +109,8 @@ func wrapperSuffix(bindings []string) string {
 	return b.String()
 }
 
+// shiftFirstLine moves an error of the wrapped source to the source: the prefix, ASCII, shares
+// its first line.
 func shiftFirstLine(e *scripting.CompileError) *scripting.CompileError {
 	if e.Line == 1 {
 		e.Column = max(1, e.Column-len(wrapperPrefix))
@@ -185,7 +187,8 @@ func isFunctionExpr(e ast.Expression) bool {
 	return false
 }
 
-func parseError(name string, err error) *scripting.CompileError {
+// parseError locates a parser error in src, the text parsed (sourcePosition).
+func parseError(name, src string, err error) *scripting.CompileError {
 	ce := &scripting.CompileError{Language: scripting.JavaScript, File: name, Msg: err.Error()}
 	var first *parser.Error
 	switch e := err.(type) {
@@ -197,12 +200,14 @@ func parseError(name string, err error) *scripting.CompileError {
 		first = e
 	}
 	if first != nil {
-		ce.Line, ce.Column, ce.Msg = first.Position.Line, first.Position.Column, first.Message
+		ce.Msg = first.Message
+		ce.Line, ce.Column = sourcePosition(src, first.Position.Line, first.Position.Column, first.Message)
 	}
 	return ce
 }
 
-func compileError(name string, f *file.File, err error) *scripting.CompileError {
+// compileError locates a compiler error in src, the text compiled (sourcePosition).
+func compileError(name, src string, f *file.File, err error) *scripting.CompileError {
 	ce := &scripting.CompileError{Language: scripting.JavaScript, File: name, Msg: err.Error()}
 	var cerr *goja.CompilerError
 	switch e := err.(type) {
@@ -219,7 +224,7 @@ func compileError(name string, f *file.File, err error) *scripting.CompileError 
 		}
 		if pf != nil {
 			pos := pf.Position(cerr.Offset)
-			ce.Line, ce.Column = pos.Line, pos.Column
+			ce.Line, ce.Column = sourcePosition(src, pos.Line, pos.Column, cerr.Message)
 		}
 	}
 	return ce

@@ -34,8 +34,8 @@ func checkSourceShape(src string) *scripting.CompileError {
 	}
 	stack := make([]level, 1, 32)
 	pressure := 0 // len(stack)-1 + sum of operands
-	line, col := 1, 0
-	fail := func(what string) *scripting.CompileError {
+	fail := func(what string, at int) *scripting.CompileError {
+		line, col := charPosition(src, at)
 		return &scripting.CompileError{Language: scripting.JavaScript, Line: line, Column: col,
 			Msg: fmt.Sprintf("%s nests deeper than the limit of %d", what, MaxNesting)}
 	}
@@ -47,11 +47,6 @@ func checkSourceShape(src string) *scripting.CompileError {
 	var lastSignificant byte // last non-space character outside comments and strings
 	for i := 0; i < len(src); i++ {
 		c := src[i]
-		if c == '\n' {
-			line, col = line+1, 0
-		} else {
-			col++
-		}
 		switch c {
 		case ' ', '\t', '\r':
 			continue
@@ -72,9 +67,6 @@ func checkSourceShape(src string) *scripting.CompileError {
 			if i+1 < len(src) && src[i+1] == '*' {
 				i += 2
 				for i < len(src) && !(src[i] == '*' && i+1 < len(src) && src[i+1] == '/') {
-					if src[i] == '\n' {
-						line, col = line+1, 0
-					}
 					i++
 				}
 				i++
@@ -89,13 +81,13 @@ func checkSourceShape(src string) *scripting.CompileError {
 			lastSignificant = c
 			continue
 		case '`':
-			i = scanTemplate(src, i+1, &line, &col)
+			i = scanTemplate(src, i+1)
 			if i < len(src) && src[i] == '{' {
 				// Inside a ${ substitution: the matching } resumes the template text.
 				stack = append(stack, level{opener: '`'})
 				pressure++
 				if pressure > MaxNesting {
-					return fail("expression")
+					return fail("expression", i)
 				}
 				continue
 			}
@@ -105,7 +97,7 @@ func checkSourceShape(src string) *scripting.CompileError {
 			stack = append(stack, level{opener: c})
 			pressure++
 			if pressure > MaxNesting {
-				return fail("brackets")
+				return fail("brackets", i)
 			}
 		case ')', ']', '}':
 			if len(stack) > 1 {
@@ -113,7 +105,7 @@ func checkSourceShape(src string) *scripting.CompileError {
 				pressure -= top.operands + 1
 				stack = stack[:len(stack)-1]
 				if c == '}' && top.opener == '`' {
-					i = scanTemplate(src, i+1, &line, &col)
+					i = scanTemplate(src, i+1)
 					if i < len(src) && src[i] == '{' {
 						stack = append(stack, level{opener: '`'})
 						pressure++
@@ -130,7 +122,7 @@ func checkSourceShape(src string) *scripting.CompileError {
 				stack[len(stack)-1].operands++
 				pressure++
 				if pressure > MaxNesting {
-					return fail("expression")
+					return fail("expression", i)
 				}
 			}
 		}
@@ -162,13 +154,11 @@ func nextSignificant(src string, i int) byte {
 // scanTemplate skips template text starting at i, just after a backquote or the } closing a
 // substitution. It returns the index of the closing backquote, of the { of a ${ substitution,
 // or len(src).
-func scanTemplate(src string, i int, line, col *int) int {
+func scanTemplate(src string, i int) int {
 	for ; i < len(src); i++ {
 		switch src[i] {
 		case '\\':
 			i++
-		case '\n':
-			*line, *col = *line+1, 0
 		case '`':
 			return i
 		case '$':

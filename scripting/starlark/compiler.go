@@ -89,14 +89,14 @@ func (c *Compiler) Compile(name, source string) (scripting.Program, error) {
 	opts := fileOptions
 	f, err := opts.Parse(name, source, 0)
 	if err != nil {
-		return nil, compileError(name, err)
+		return nil, compileError(name, source, err)
 	}
 	if err := rewrite(f); err != nil {
-		return nil, compileError(name, err)
+		return nil, compileError(name, source, err)
 	}
 	prog, err := starlark.FileProgram(f, isPredeclared)
 	if err != nil {
-		return nil, compileError(name, err)
+		return nil, compileError(name, source, err)
 	}
 
 	cs := &callState{}
@@ -118,14 +118,17 @@ func (c *Compiler) Compile(name, source string) (scripting.Program, error) {
 	return p, nil
 }
 
-func compileError(name string, err error) error {
+// compileError locates a syntax, resolution or rewrite error of source; a syntax error that
+// names the token the parser stopped at is located at that token (tokenStart).
+func compileError(name, source string, err error) error {
 	ce := &scripting.CompileError{Language: scripting.Starlark, File: name, Msg: err.Error()}
 	var se syntax.Error
 	var rl resolve.ErrorList
 	var re *rewriteError
 	switch {
 	case errors.As(err, &se):
-		ce.Line, ce.Column, ce.Msg = int(se.Pos.Line), int(se.Pos.Col), se.Msg
+		ce.Msg = se.Msg
+		ce.Line, ce.Column = tokenStart(source, int(se.Pos.Line), int(se.Pos.Col), se.Msg)
 	case errors.As(err, &rl):
 		ce.Line, ce.Column, ce.Msg = int(rl[0].Pos.Line), int(rl[0].Pos.Col), rl[0].Msg
 		if len(rl) > 1 {

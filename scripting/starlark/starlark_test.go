@@ -30,7 +30,7 @@ func TestCompileErrors(t *testing.T) {
 		line, col int
 		msg       string
 	}{
-		{"syntax_error.star", 4, 4, "got def"},
+		{"syntax_error.star", 4, 1, "got def"},
 		{"resolve_error.star", 2, 12, "undefined: undefined_name"},
 		{"load_os.star", 1, 1, `only stdlib modules can be loaded`},
 		// Cancelled between steps: go.starlark.net locates the last instruction it ran,

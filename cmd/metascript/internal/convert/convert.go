@@ -70,6 +70,9 @@ type Result struct {
 	Documents [][]byte
 	// Findings are in file order.
 	Findings []Finding
+	// Switchovers are, per controller converted from Metacontroller or calling webhooks, in
+	// file order, the switch-over steps and the hook server it calls.
+	Switchovers []Switchover
 	// Errors are the documents that could not be decoded (*manifest.DocError); a caller
 	// should write no output when there are any.
 	Errors []error
@@ -146,6 +149,8 @@ func (c *converter) value(at path, v any) bool {
 func (c *converter) controller(at path, kind string, obj map[string]any) bool {
 	name := ref(kind, obj)
 	fromMetacontroller := obj["apiVersion"] == MetacontrollerAPI
+	spec, _ := obj["spec"].(map[string]any)
+	webhooks := webhooksOf(spec)
 	changed := false
 	if fromMetacontroller {
 		obj["apiVersion"] = v1alpha1.GroupVersion.String()
@@ -165,6 +170,11 @@ func (c *converter) controller(at path, kind string, obj map[string]any) bool {
 		c.checkValues(at, kind, name, obj)
 		c.dropUnknown(at, kind, name, obj)
 		c.selfCheck(at, name, obj)
+	}
+	if fromMetacontroller || len(webhooks) > 0 {
+		s := switchover(kind, obj, fromMetacontroller, webhooks)
+		s.File, s.Line = c.file, c.lines.line(at)
+		c.r.Switchovers = append(c.r.Switchovers, s)
 	}
 	return changed
 }

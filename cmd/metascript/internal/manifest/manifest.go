@@ -1,6 +1,7 @@
 // Package manifest reads controller resources of every kind engine/kinds lists (described
-// alike by Controller), the ConfigMaps their hooks may take source from and the Secrets their
-// webhooks may take credentials from, out of YAML or JSON files the way the offline commands
+// alike by Controller), the ConfigMaps their hooks may take source from, the Secrets their
+// webhooks may take credentials from and the CustomResourceDefinitions that name the kinds of
+// their resources, out of YAML or JSON files the way the offline commands
 // need them: several documents per file, `kind: List`, strict decoding that names a misspelt
 // field instead of dropping it as the API server's pruning would. It knows nothing about
 // running hooks.
@@ -50,6 +51,8 @@ type File struct {
 	Controllers []*Controller
 	ConfigMaps  ConfigMaps
 	Secrets     Secrets
+	// CRDs are the CustomResourceDefinitions, which name the kinds of custom resources.
+	CRDs []CRD
 	// Errors are the documents that could not be decoded, in file order.
 	Errors []*DocError
 }
@@ -104,6 +107,10 @@ func (f *File) add(line int, v any) {
 	case apiVersion == "v1" && kind == "ConfigMap":
 		if err := f.ConfigMaps.add(obj); err != nil {
 			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Err: err})
+		}
+	case apiVersion == "apiextensions.k8s.io/v1" && kind == "CustomResourceDefinition":
+		if c, ok := crdOf(obj); ok {
+			f.CRDs = append(f.CRDs, c)
 		}
 	case apiVersion == "v1" && kind == "Secret":
 		if err := f.Secrets.add(obj); err != nil {

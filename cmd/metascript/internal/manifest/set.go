@@ -5,12 +5,13 @@ import (
 	"strings"
 )
 
-// Set is the controllers, ConfigMaps and Secrets of several files.
+// Set is the controllers, ConfigMaps, Secrets and CustomResourceDefinitions of several files.
 type Set struct {
 	Files       []*File
 	Controllers []*Controller
 	ConfigMaps  ConfigMaps
 	Secrets     Secrets
+	CRDs        []CRD
 }
 
 // NewSet gathers files; a ConfigMap or Secret in any of them can serve a controller in any
@@ -25,6 +26,7 @@ func NewSet(files ...*File) *Set {
 		for k, v := range f.Secrets {
 			s.Secrets[k] = v
 		}
+		s.CRDs = append(s.CRDs, f.CRDs...)
 	}
 	return s
 }
