@@ -41,7 +41,8 @@ field's, and the message starts with the position in the source), KIND/NAME is o
 and FIELD is the path from the resource's top (spec.hooks.sync.budget.maxSteps). Messages of
 the schema are worded as the API server words them. A summary line follows.
 
-Exit status: 0 no problem; 1 a problem was found; 2 bad flags or no files.
+Exit status: 0 no problem; 1 a problem was found; 2 bad flags, no files, or a file that
+could not be read.
 
 Flags:
 `
@@ -75,7 +76,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(fs, "%v", err)
 	}
-	problems, controllers, hooksSeen := 0, 0, 0
+	problems, controllers, hooksSeen, unread := 0, 0, 0, false
 	report := func(line string) {
 		fmt.Fprintln(stdout, line)
 		problems++
@@ -83,6 +84,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	for i, p := range files {
 		if readErrs[i] != nil {
 			report(unreadable(p, readErrs[i]))
+			unread = true
 			continue
 		}
 		fc := checkFile(context.Background(), rt, objs, p, data[i])
@@ -98,7 +100,10 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s, %s, %s\n", phrase.Count(controllers, "controller"), phrase.Count(hooksSeen, "hook"),
 		phrase.Count(problems, "problem"))
-	if problems > 0 {
+	switch {
+	case unread:
+		return exitUsage // bad input, as in every command
+	case problems > 0:
 		return exitFailed
 	}
 	return exitOK

@@ -42,7 +42,7 @@ func TestValidate(t *testing.T) {
 		{name: "schema problems beside a compile error, as the docs show them", args: []string{"testdata/validate/update-method.yaml", "testdata/validate/misspelt.yaml"},
 			wantCode: exitFailed, golden: "validate-schema.out"},
 		{name: "unreadable file", args: []string{"-f", c + "no-such-file.yaml"},
-			wantCode: exitFailed, golden: "validate-unreadable.out"},
+			wantCode: exitUsage, golden: "validate-unreadable.out"},
 		{name: "no controller in the files", args: []string{"-f", c + "configmaps.yaml"},
 			wantCode: exitFailed, golden: "validate-none.out"},
 		{name: "no files", args: nil, wantCode: exitUsage, wantStderr: "no files"},
