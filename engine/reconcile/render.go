@@ -122,9 +122,10 @@ type Rendering struct {
 	Adopt, Release []Claimed
 	// Children are the writes of the parent's children, and the children left as they are.
 	Children []ChildWrite
-	// Parent is the parent as the engine would leave it: its status, decoration and finalizers
-	// written; ParentChanged says whether that takes a write.
-	Parent        *unstructured.Unstructured
+	// Seen is the parent as the reconcile took it (see Render); Parent is the parent as the
+	// engine would leave it: its status, decoration and finalizers written. ParentChanged
+	// says whether that takes a write.
+	Seen, Parent  *unstructured.Unstructured
 	ParentChanged bool
 	// Finalizer is "add" or "remove" when the reconcile changes the controller's finalizer.
 	Finalizer string
@@ -173,7 +174,7 @@ func (r *Runner) Render(ctx context.Context, res int, parent *unstructured.Unstr
 		parent = parent.DeepCopy()
 		parent.SetFinalizers(append(parent.GetFinalizers(), r.finalizer))
 	}
-	out := &Rendering{Parent: parent.DeepCopy()}
+	out := &Rendering{Seen: parent, Parent: parent.DeepCopy()}
 	st := r.stageOf(res, parent)
 	out.Hook, out.Finalizing = st.hook, st.finalizing
 	if !st.act {
