@@ -25,6 +25,7 @@ func TestHelpKnowsEveryKind(t *testing.T) {
 		"hook run":   help(hookRun),
 		"hook test":  help(hookTest),
 		"validate":   help(validate),
+		"render":     help(renderCommand),
 		"convert":    help(convertManifests),
 		"admission":  help(func(args []string, _, stderr io.Writer) int { return admissionCommand(args, stderr) }),
 	}

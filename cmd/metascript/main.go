@@ -23,6 +23,7 @@ Usage:
   metascript hook run -f CONTROLLER.yaml [--hook HOOK] --request REQUEST.(json|yaml)
   metascript hook test FILE...                                 run hook test cases
   metascript validate -f FILE...                               compile every hook in FILEs
+  metascript render -f CONTROLLER.yaml --parent PARENT.yaml [--observed FILE...] [--diff] [--until-stable]
   metascript convert -f FILE... [--inline starlark|javascript] [-o OUT]
                                                                Metacontroller manifests to Metascript's
   metascript admission --tls-cert-file FILE --tls-private-key-file FILE
@@ -51,6 +52,8 @@ func dispatch(args []string) int {
 		return hookCommand(args[1:], os.Stdout, os.Stderr)
 	case "validate":
 		return validate(args[1:], os.Stdout, os.Stderr)
+	case "render":
+		return renderCommand(args[1:], os.Stdout, os.Stderr)
 	case "convert":
 		return convertManifests(args[1:], os.Stdout, os.Stderr)
 	case "admission":

@@ -59,21 +59,9 @@ func (a *Applier) Decorate(ctx context.Context, res Resource, target *unstructur
 	if err != nil {
 		return nil, err
 	}
-	labels, annotations := present(d.Labels), present(d.Annotations)
-	metaHash := hashJSON(map[string]any{"labels": labels, "annotations": annotations})
-	old := strings.SplitN(target.GetAnnotations()[record], ".", 2)
-	statusHash := ""
-	if len(old) == 2 {
-		statusHash = old[1]
-	}
-	if d.Status != nil {
-		statusHash = hashJSON(d.Status)
-	}
-	recorded := metaHash + "." + statusHash
+	p := planDecoration(target, record, d)
+	labels, annotations, recorded, statusOK, metaOK := p.labels, p.annotations, p.recorded, p.statusOK, p.metaOK
 	stored := target
-
-	statusOK := d.Status == nil || len(old) == 2 && old[1] == statusHash &&
-		contains(d.Status, target.Object["status"])
 	if !statusOK && hasStatus {
 		out, err := client.ApplyStatus(ctx, target.GetName(), a.skeleton(target, map[string]any{"status": d.Status}),
 			metav1.ApplyOptions{FieldManager: a.manager, Force: true})
@@ -81,11 +69,6 @@ func (a *Applier) Decorate(ctx context.Context, res Resource, target *unstructur
 			return nil, classify("apply status of", res, target, err)
 		}
 		stored = out
-	}
-	metaOK := target.GetAnnotations()[record] == recorded &&
-		holds(target.GetLabels(), labels) && holds(target.GetAnnotations(), annotations)
-	if len(labels) == 0 && len(annotations) == 0 && target.GetAnnotations()[record] == "" && statusOK {
-		metaOK = true // nothing was ever applied and nothing is wanted: no record needed
 	}
 	if !metaOK || !statusOK && !hasStatus {
 		md := map[string]any{"annotations": strings2any(annotations, record, recorded)}
@@ -115,6 +98,105 @@ func (a *Applier) Decorate(ctx context.Context, res Resource, target *unstructur
 		return nil, nil
 	}
 	return stored, nil
+}
+
+// decorationPlan is what Decorate decides from the target alone: the labels and annotations
+// to hold, the record of them, and whether the status and the metadata hold d already.
+type decorationPlan struct {
+	labels, annotations map[string]string
+	recorded            string
+	statusOK, metaOK    bool
+}
+
+func planDecoration(target *unstructured.Unstructured, record string, d Decoration) decorationPlan {
+	p := decorationPlan{labels: present(d.Labels), annotations: present(d.Annotations)}
+	metaHash := hashJSON(map[string]any{"labels": p.labels, "annotations": p.annotations})
+	old := strings.SplitN(target.GetAnnotations()[record], ".", 2)
+	statusHash := ""
+	if len(old) == 2 {
+		statusHash = old[1]
+	}
+	if d.Status != nil {
+		statusHash = hashJSON(d.Status)
+	}
+	p.recorded = metaHash + "." + statusHash
+	p.statusOK = d.Status == nil || len(old) == 2 && old[1] == statusHash &&
+		contains(d.Status, target.Object["status"])
+	p.metaOK = target.GetAnnotations()[record] == p.recorded &&
+		holds(target.GetLabels(), p.labels) && holds(target.GetAnnotations(), p.annotations)
+	if len(p.labels) == 0 && len(p.annotations) == 0 && target.GetAnnotations()[record] == "" && p.statusOK {
+		p.metaOK = true // nothing was ever applied and nothing is wanted: no record needed
+	}
+	return p
+}
+
+// Decorated returns a copy of target as Decorate would leave it, were every request to
+// succeed, and whether Decorate would send any: d's labels and annotations set, the keys it
+// maps to nil removed, the record annotation (see DecorationRecord) updated, and d.Status's
+// fields merged into the status (objects field by field, other values replaced). Keys and
+// fields this decorator set before and no longer returns are kept in the copy: only the API
+// server's field ownership knows them. The offline commands show it; the engine writes it.
+func Decorated(target *unstructured.Unstructured, record string, d Decoration) (*unstructured.Unstructured, bool) {
+	p := planDecoration(target, record, d)
+	changed := !p.statusOK || !p.metaOK || nullKeysPresent(target, d) != nil
+	out := target.DeepCopy()
+	if !changed {
+		return out, false
+	}
+	labels, annotations := out.GetLabels(), out.GetAnnotations()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	for field, m := range map[string]map[string]string{"labels": labels, "annotations": annotations} {
+		want := d.Labels
+		if field == "annotations" {
+			want = d.Annotations
+		}
+		for k, v := range want {
+			if v == nil {
+				delete(m, k)
+			} else {
+				m[k] = *v
+			}
+		}
+	}
+	if !p.metaOK || !p.statusOK {
+		annotations[record] = p.recorded
+	}
+	if len(labels) > 0 {
+		out.SetLabels(labels)
+	} else {
+		out.SetLabels(nil)
+	}
+	if len(annotations) > 0 {
+		out.SetAnnotations(annotations)
+	} else {
+		out.SetAnnotations(nil)
+	}
+	if d.Status != nil {
+		have, _ := out.Object["status"].(map[string]any)
+		out.Object["status"] = mergeFields(have, d.Status)
+	}
+	return out, true
+}
+
+// mergeFields returns have with set's fields set: objects merged field by field, other
+// values replaced, as a server-side apply of set by one manager leaves them.
+func mergeFields(have, set map[string]any) map[string]any {
+	out := make(map[string]any, len(have)+len(set))
+	maps.Copy(out, have)
+	for k, v := range set {
+		hv, _ := out[k].(map[string]any)
+		if sv, ok := v.(map[string]any); ok && hv != nil {
+			out[k] = mergeFields(hv, sv)
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // skeleton is an apply configuration for target holding fields, with the target's UID as

@@ -137,3 +137,25 @@ func (a *Applier) Send(ctx context.Context, s *Step) (Action, *unstructured.Unst
 	}
 	return a.write(ctx, s.res, s.config, s.hash, s.observed) // Plan checked it and found it out of date
 }
+
+// Planned says what Send would do for a step that is not done, were every request to
+// succeed, and the object it would send: the configuration it creates (as create records it)
+// or applies, or the observed child it deletes (Recreate deletes first; a later sync creates
+// the replacement). For a done step it is Done's action and the observed child. The object is
+// the step's own: read-only. The offline commands show it; the engine sends it.
+func (s *Step) Planned() (Action, *unstructured.Unstructured) {
+	if action, observed, done := s.Done(); done {
+		return action, observed
+	}
+	switch {
+	case s.desired == nil, s.method == v1alpha1.ChildUpdateRecreate && s.observed != nil:
+		return Deleted, s.observed
+	case s.observed == nil:
+		created := s.config.DeepCopy()
+		annotations := created.GetAnnotations()
+		annotations[AppliedHashAnnotation] = CreatedHashPrefix + s.hash
+		created.SetAnnotations(annotations)
+		return Created, created
+	}
+	return Updated, s.config
+}

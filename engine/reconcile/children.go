@@ -38,7 +38,7 @@ type pending struct {
 func (r *Runner) gather(parent *unstructured.Unstructured, p claim.Parent) claimPlan {
 	plan := claimPlan{observed: map[int][]*unstructured.Unstructured{}}
 	for i, rule := range r.children {
-		r.gatherRule(&plan, i, rule.Namespaced, rule.informer.Indexer(), parent, p)
+		r.gatherRule(&plan, i, rule.Namespaced, rule.indexer, parent, p)
 	}
 	return plan
 }
@@ -164,19 +164,23 @@ func (r *Runner) writeClaims(ctx context.Context, res int, parent *unstructured.
 const childWriters = 8
 
 // childOp is one write of manageChildren: apply desired (over observed, if any), or delete
-// observed when desired is nil.
+// observed when desired is nil; step is how, as apply.Plan decided it from the cache, or err
+// why it cannot be written.
 type childOp struct {
 	rule              int
 	desired, observed *unstructured.Unstructured
+	step              *apply.Step
+	err               error
 }
 
-// manageChildren applies every desired child and deletes every claimed child the hook no
-// longer returns and did not ask to leave untouched, under each rule's update method, at
-// most childWriters at once. It returns how many children the parent claims afterwards, and
-// how many it applied and deleted.
-func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstructured.Unstructured, claimant claim.Parent,
+// planChildren decides, from the cache alone, the writes that make the parent's children
+// what out asks: apply every desired child, delete every claimed child the hook no longer
+// returns and did not ask to leave untouched, each under its rule's update method. A desired
+// child whose name another holds is left out and reported (ChildConflict). It writes
+// nothing, and returns the writes and how many children the parent claims afterwards.
+func (r *Runner) planChildren(req Request, parent *unstructured.Unstructured, claimant claim.Parent,
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
-	out *Outcome, errs *writeErrors) (result childWrites) {
+	out *Outcome) ([]childOp, int) {
 	owned := 0
 	var ops []childOp
 	for i := range r.children {
@@ -207,12 +211,25 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 			ops = append(ops, childOp{rule: i, desired: d, observed: obs})
 			owned++
 		}
-		for k, o := range have {
-			if !want[k] {
-				ops = append(ops, childOp{rule: i, observed: o})
+		for _, o := range observed[i] {
+			if k := o.GetNamespace() + "/" + o.GetName(); have[k] == o && !want[k] {
+				ops = append(ops, childOp{rule: i, observed: o}) // in observed order, so that plans repeat
 			}
 		}
 	}
+	for n, op := range ops {
+		ops[n].step, ops[n].err = apply.Plan(r.applyResource(op.rule), owner, op.desired, op.observed, r.children[op.rule].Method)
+	}
+	return ops, owned
+}
+
+// manageChildren makes the writes planChildren decides, only those that need a request, at
+// most childWriters at once. It returns how many children the parent claims afterwards, and
+// how many it applied and deleted.
+func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstructured.Unstructured, claimant claim.Parent,
+	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
+	out *Outcome, errs *writeErrors) (result childWrites) {
+	ops, owned := r.planChildren(req, parent, claimant, owner, observed, lost, out)
 	stored := make([]*unstructured.Unstructured, len(ops))
 	actions := make([]apply.Action, len(ops))
 	var mu sync.Mutex // guards errs
@@ -228,24 +245,21 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 			errs.add(r.children[op.rule].Describe(op.desired), err)
 		}
 	}
-	// Decide every child from the cache first; only the children that need a request are
+	// Every child was decided from the cache first; only the children that need a request are
 	// written, up to childWriters at a time.
-	steps := make([]*apply.Step, len(ops))
 	var writes []int
 	for n, op := range ops {
-		step, err := apply.Plan(r.applyResource(op.rule), owner, op.desired, op.observed, r.children[op.rule].Method)
-		if err != nil {
+		if op.err != nil {
 			actions[n] = apply.Unchanged
 			r.countAction(apply.Unchanged)
-			failed(op, err)
+			failed(op, op.err)
 			continue
 		}
-		if action, now, done := step.Done(); done {
+		if action, now, done := op.step.Done(); done {
 			actions[n], stored[n] = action, now
 			r.countAction(action)
 			continue
 		}
-		steps[n] = step
 		writes = append(writes, n)
 	}
 	send := func(n int) {
@@ -255,7 +269,7 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 			obj = op.observed
 		}
 		r.overlay.beginChild(op.rule, obj.GetNamespace(), obj.GetName())
-		action, now, err := r.apply.Send(ctx, steps[n])
+		action, now, err := r.apply.Send(ctx, op.step)
 		r.countAction(action)
 		stored[n] = now
 		actions[n] = action
@@ -302,7 +316,7 @@ type childWrites struct {
 // leaves such an object alone. It returns "" when the name is free, or holds the parent's
 // own child.
 func (r *Runner) foreign(rule int, d *unstructured.Unstructured, claimant claim.Parent) string {
-	obj, exists, _ := r.children[rule].informer.Indexer().GetByKey(cacheKey(d))
+	obj, exists, _ := r.children[rule].indexer.GetByKey(cacheKey(d))
 	if !exists {
 		return ""
 	}

@@ -44,9 +44,9 @@ func FindCondition(obj *unstructured.Unstructured, typ string) map[string]any {
 // stampCondition completes cond for parent: observedGeneration, and lastTransitionTime,
 // which is the parent's for cond's type while its status stays the same and now when it
 // changes, so that writing an unchanged condition again changes nothing.
-func stampCondition(parent *unstructured.Unstructured, cond map[string]any) {
+func stampCondition(parent *unstructured.Unstructured, cond map[string]any, now time.Time) {
 	cond["observedGeneration"] = parent.GetGeneration()
-	cond["lastTransitionTime"] = metav1.NewTime(time.Now()).UTC().Format(time.RFC3339)
+	cond["lastTransitionTime"] = metav1.NewTime(now).UTC().Format(time.RFC3339)
 	if cur := FindCondition(parent, cond["type"].(string)); cur != nil && cur["status"] == cond["status"] {
 		if t, ok := cur["lastTransitionTime"].(string); ok {
 			cond["lastTransitionTime"] = t
@@ -79,7 +79,7 @@ func replaceCondition(list []any, cond map[string]any) []any {
 // and put into its conditions; and, when status does not set the engine's Synced condition
 // itself, the parent's current one kept, so that replacing the whole status keeps it.
 // status is not modified.
-func statusWithConditions(parent *unstructured.Unstructured, status map[string]any, conds []map[string]any) map[string]any {
+func statusWithConditions(parent *unstructured.Unstructured, status map[string]any, conds []map[string]any, now time.Time) map[string]any {
 	out := make(map[string]any, len(status)+2)
 	for k, v := range status {
 		out[k] = v
@@ -91,7 +91,7 @@ func statusWithConditions(parent *unstructured.Unstructured, status map[string]a
 		list, foreign = nil, false
 	}
 	for _, c := range conds {
-		stampCondition(parent, c)
+		stampCondition(parent, c, now)
 		list = replaceCondition(list, c)
 	}
 	if synced := FindCondition(parent, SyncedCondition); synced != nil && !foreign && !hasCondition(list, SyncedCondition) {

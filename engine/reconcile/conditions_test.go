@@ -3,12 +3,14 @@ package reconcile
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestStatusWithConditions(t *testing.T) {
-	const then = "2020-01-01T00:00:00Z"
+	const then, nowText = "2020-01-01T00:00:00Z", "2025-06-01T02:03:04Z"
+	now, _ := time.Parse(time.RFC3339, nowText)
 	parent := &unstructured.Unstructured{Object: map[string]any{
 		"metadata": map[string]any{"name": "p", "generation": int64(3)},
 		"status": map[string]any{"conditions": []any{
@@ -45,7 +47,7 @@ func TestStatusWithConditions(t *testing.T) {
 			if tt.cond != nil {
 				conds = append(conds, tt.cond)
 			}
-			got := statusWithConditions(parent, tt.status, conds)
+			got := statusWithConditions(parent, tt.status, conds, now)
 			if g := types(got); !slices.Equal(g, tt.want) {
 				t.Fatalf("conditions %v, want %v", g, tt.want)
 			}
@@ -55,8 +57,12 @@ func TestStatusWithConditions(t *testing.T) {
 			if tt.cond["observedGeneration"] != int64(3) {
 				t.Errorf("observedGeneration %v, want 3", tt.cond["observedGeneration"])
 			}
-			if ts := tt.cond["lastTransitionTime"]; tt.wantTime != "" && ts != tt.wantTime || tt.wantTime == "" && ts == then {
-				t.Errorf("lastTransitionTime %v, want %q (empty: now)", ts, tt.wantTime)
+			want := tt.wantTime
+			if want == "" {
+				want = nowText
+			}
+			if ts := tt.cond["lastTransitionTime"]; ts != want {
+				t.Errorf("lastTransitionTime %v, want %q", ts, want)
 			}
 		})
 	}

@@ -62,7 +62,7 @@ func (r *Runner) confineRules(rules []related.Rule) error {
 // parentKeys lists the cache keys of the parents of resource res the controller may reach:
 // every cached one, or those of its namespace when it is confined.
 func (r *Runner) parentKeys(res int) []string {
-	idx := r.parents[res].informer.Indexer()
+	idx := r.parents[res].indexer
 	if ns := r.built.Namespace; ns != "" {
 		keys, _ := idx.IndexKeys(cache.NamespaceIndex, ns)
 		return keys

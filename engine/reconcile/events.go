@@ -201,7 +201,7 @@ func (r *Runner) inputHandler(mapFn MapFunc) cache.ResourceEventHandler {
 func (r *Runner) parentIndexers() []cache.Indexer {
 	out := make([]cache.Indexer, len(r.parents))
 	for i, p := range r.parents {
-		out[i] = p.informer.Indexer()
+		out[i] = p.indexer
 	}
 	return out
 }
@@ -217,7 +217,7 @@ func (r *Runner) childRequests(u *unstructured.Unstructured) []Request {
 	}
 	var out []Request
 	for _, req := range r.cfg.Watches.Orphans(u, r.parentIndexers()) {
-		obj, exists, _ := r.parents[req.Resource].informer.Indexer().GetByKey(req.Key)
+		obj, exists, _ := r.parents[req.Resource].indexer.GetByKey(req.Key)
 		if u, ok := obj.(*unstructured.Unstructured); exists && ok && r.actsOn(u, r.cfg.Kind.Selects(req.Resource, u)) {
 			out = append(out, req)
 		}

@@ -34,12 +34,12 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 		case r.calls <- struct{}{}:
 			defer func() { <-r.calls }()
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%s hook%s: %w", hookName, aboutSuffix(about), ctx.Err())
+			return nil, &HookError{Hook: hookName, About: about, Err: ctx.Err()}
 		}
 	}
 	if cores := r.cfg.Cores; cores != nil && inline(hook) {
 		if err := cores.Acquire(ctx, r.name); err != nil {
-			return nil, fmt.Errorf("%s hook%s: %w", hookName, aboutSuffix(about), err)
+			return nil, &HookError{Hook: hookName, About: about, Err: err}
 		}
 		defer cores.Release(r.name)
 	}
@@ -50,7 +50,7 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 		r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hookName, hook.Form(), "success").Inc()
 		return resp, nil
 	}
-	err = fmt.Errorf("%s hook%s: %w", hookName, aboutSuffix(about), err)
+	err = &HookError{Hook: hookName, About: about, Err: err}
 	var later *hooks.RetryAfterError
 	if errors.As(err, &later) {
 		r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hookName, hook.Form(), "error").Inc()
@@ -72,6 +72,19 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 	r.warn(parent, reason, err)
 	return nil, err
 }
+
+// HookError is a hook call that failed: which hook, what for (About, as Call.About), and the
+// invoker's error (the scripting package's typed errors, a webhook's).
+type HookError struct {
+	Hook, About string
+	Err         error
+}
+
+func (e *HookError) Error() string {
+	return fmt.Sprintf("%s hook%s: %v", e.Hook, aboutSuffix(e.About), e.Err)
+}
+
+func (e *HookError) Unwrap() error { return e.Err }
 
 // inline reports whether a hook runs in the engine's process, on its cores: a webhook waits
 // on the network instead, and takes no core slot.

@@ -21,7 +21,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	if r.outside(req) {
 		return 0, nil
 	}
-	obj, exists, err := r.parents[req.Resource].informer.Indexer().GetByKey(req.Key)
+	obj, exists, err := r.parents[req.Resource].indexer.GetByKey(req.Key)
 	if err != nil || !exists {
 		return 0, err
 	}
@@ -29,22 +29,14 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	if written, ok := r.overlay.parentView(req, parent); ok {
 		parent = written // the engine's own status write, which the cache has not seen yet
 	}
-	selected := r.cfg.Kind.Selects(req.Resource, parent)
-	hasFinalizer := slices.Contains(parent.GetFinalizers(), r.finalizer)
-	deleting := parent.GetDeletionTimestamp() != nil
-	finalizing := deleting || !selected && hasFinalizer && r.built.Descriptor.FinalizeDeselected
-	if !selected && !finalizing {
-		return 0, nil
-	}
-	finalize := r.built.Hooks["finalize"]
-	if finalizing && (finalize == nil || !hasFinalizer) {
-		// No finalize hook (any more): let the deletion proceed, or leave the deselected
-		// parent alone; the garbage collector removes children of deleted parents.
-		if hasFinalizer {
+	st := r.stageOf(req.Resource, parent)
+	if !st.act {
+		if st.dropFinalizer {
 			return 0, r.patchFinalizers(ctx, req.Resource, parent, false)
 		}
 		return 0, nil
 	}
+	finalizing, hook := st.finalizing, st.hook
 
 	// Gather.
 	claimant, err := r.cfg.Kind.Claimant(parent)
@@ -59,10 +51,6 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	rules, related, err := r.relatedOf(ctx, parent)
 	if err != nil {
 		return 0, err
-	}
-	hook := r.primary
-	if finalizing {
-		hook = "finalize"
 	}
 
 	// Decide and write, in rounds: a round that created or updated children is followed by
@@ -90,8 +78,8 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 			if r.related != nil {
 				r.related.Bind(req, rules)
 			}
-			if !finalizing && (finalize != nil) != hasFinalizer {
-				if err := r.patchFinalizers(ctx, req.Resource, parent, finalize != nil); err != nil {
+			if !finalizing && st.wantFinalizer != st.hasFinalizer {
+				if err := r.patchFinalizers(ctx, req.Resource, parent, st.wantFinalizer); err != nil {
 					return 0, err
 				}
 			}
@@ -135,6 +123,42 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		errs.add(r.parents[req.Resource].Describe(parent)+" status", err)
 	}
 	return out.ResyncAfter, errs.join()
+}
+
+// stage is what a reconcile does with a parent, decided from the parent alone.
+type stage struct {
+	// act: gather, decide and write. Otherwise the parent is left alone, after its finalizer
+	// is removed when dropFinalizer (finalizing without a finalize hook: the deletion
+	// proceeds, and the garbage collector removes the children of a deleted parent).
+	act, dropFinalizer bool
+	// hasFinalizer: the parent holds the controller's finalizer; wantFinalizer: it should
+	// while it is not finalizing (a finalize hook exists).
+	hasFinalizer, wantFinalizer bool
+	finalizing                  bool
+	// hook is the hook to call: the kind's primary hook, or finalize while finalizing.
+	hook string
+}
+
+// stageOf decides what a reconcile does with parent, an object of Config.Parents[res]: a
+// parent the controller does not select is left alone, unless it still holds the finalizer
+// of a kind that finalizes deselected parents (FinalizeDeselected); a parent being deleted
+// is finalized while it holds the finalizer and a finalize hook exists.
+func (r *Runner) stageOf(res int, parent *unstructured.Unstructured) stage {
+	selected := r.cfg.Kind.Selects(res, parent)
+	st := stage{hasFinalizer: slices.Contains(parent.GetFinalizers(), r.finalizer), wantFinalizer: r.built.Hooks["finalize"] != nil,
+		hook: r.primary}
+	st.finalizing = parent.GetDeletionTimestamp() != nil || !selected && st.hasFinalizer && r.built.Descriptor.FinalizeDeselected
+	switch {
+	case !selected && !st.finalizing:
+	case st.finalizing && (!st.wantFinalizer || !st.hasFinalizer):
+		st.dropFinalizer = st.hasFinalizer
+	default:
+		st.act = true
+	}
+	if st.finalizing {
+		st.hook = "finalize"
+	}
+	return st
 }
 
 // maxRounds bounds the decide-and-write rounds of one reconcile; a hook whose answers keep
@@ -194,13 +218,4 @@ func (r *Runner) reject(parent *unstructured.Unstructured, hook, about string, e
 	r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook%s: %w", hook, aboutSuffix(about), err))
 }
 
-func (r *Runner) inputIndexers() []cache.Indexer {
-	if len(r.inputs) == 0 {
-		return nil
-	}
-	out := make([]cache.Indexer, len(r.inputs))
-	for i, inf := range r.inputs {
-		out[i] = inf.Indexer()
-	}
-	return out
-}
+func (r *Runner) inputIndexers() []cache.Indexer { return r.inputCaches }

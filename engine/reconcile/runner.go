@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -56,6 +57,9 @@ type Env struct {
 	// Shard, when set, is the engine's place in a ring of replicas sharing the work
 	// (engine/shard): the runner reconciles only the parents it owns. Unset, every parent.
 	Shard Shard
+	// Clock, when set, is the time conditions are stamped with; unset, time.Now. The
+	// offline commands fix it so that their output repeats.
+	Clock func() time.Time
 }
 
 // Shard says which parents this engine reconciles, by a key naming the controller and the
@@ -88,17 +92,32 @@ type Config struct {
 	ResyncPeriod time.Duration
 }
 
+// The sources below hold the informer a runner reads, and its indexer: where every reconcile
+// reads observed state. Offline (Observe) the indexer is set and the informer is not.
+
 type parentSource struct {
 	ParentResource
 	informer *informers.Informer
+	indexer  cache.Indexer
 	shard    string // ShardKey's prefix for this resource's parents, made once
 }
 
 type childSource struct {
 	protocol.ChildRule
 	informer *informers.Informer
+	indexer  cache.Indexer
 	sub      *childSub // its subscription to the informer's router
 	router   *router
+}
+
+// relatedSource is where a runner gets the objects a customize hook relates to a parent:
+// a *related.Tracker in the engine, a *related.Fixed offline.
+type relatedSource interface {
+	Rules(parent *unstructured.Unstructured, ask func() (map[string]any, error)) ([]related.Rule, error)
+	Objects(ctx context.Context, parent *unstructured.Unstructured, rules []related.Rule) (map[string]any, error)
+	Bind(req Request, rules []related.Rule)
+	Forget(req Request, uid types.UID)
+	Stop()
 }
 
 // Runner reconciles the parents of one controller. Start and Stop are called once each.
@@ -114,6 +133,7 @@ type Runner struct {
 	parents     []parentSource
 	children    []childSource
 	inputs      []*informers.Informer
+	inputCaches []cache.Indexer // the inputs' indexers, by index of Watches.Inputs
 	apply       *apply.Applier
 	queue       workqueue.TypedRateLimitingInterface[Request]
 	unsubscribe []func() // from the routers, in releaseAll
@@ -121,9 +141,9 @@ type Runner struct {
 	workers     sync.WaitGroup
 	background  sync.WaitGroup
 	stopping    atomic.Bool
-	calls       chan struct{}             // a slot per hook call in progress; nil: no bound
-	released    atomic.Bool               // releaseAll ran
-	related     *related.Tracker[Request] // nil without a customize hook
+	calls       chan struct{} // a slot per hook call in progress; nil: no bound
+	released    atomic.Bool   // releaseAll ran
+	related     relatedSource // nil without a customize hook
 	overlay     *writtenOverlay
 	hookEvents  eventLimiter
 
@@ -190,7 +210,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	for i := range r.parents {
 		inf := r.cfg.Informers.AcquireFor(r.parents[i].GVR, r.parentNeed(i))
-		r.parents[i].informer = inf
+		r.parents[i].informer, r.parents[i].indexer = inf, inf.Indexer()
 		if r.cfg.Watches.ParentIndexes != nil {
 			if err := r.cfg.Watches.ParentIndexes(inf); err != nil {
 				return fail(err)
@@ -200,7 +220,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	for i := range r.children {
 		inf := r.cfg.Informers.AcquireFor(r.children[i].GVR, r.childNeed())
-		r.children[i].informer = inf
+		r.children[i].informer, r.children[i].indexer = inf, inf.Indexer()
 		if err := index.RegisterChildIndexes(inf); err != nil {
 			return fail(err)
 		}
@@ -209,6 +229,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	for _, in := range r.cfg.Watches.Inputs {
 		inf := r.cfg.Informers.Acquire(in.GVR)
 		r.inputs = append(r.inputs, inf)
+		r.inputCaches = append(r.inputCaches, inf.Indexer())
 		// An input may be owned by the parent (a rollout's revisions): found by owner.
 		if err := index.RegisterChildIndexes(inf); err != nil {
 			return fail(err)
@@ -360,7 +381,7 @@ func (r *Runner) ShardCounts() (owned, children int) {
 			continue
 		}
 		owned++
-		obj, exists, _ := r.parents[req.Resource].informer.Indexer().GetByKey(req.Key)
+		obj, exists, _ := r.parents[req.Resource].indexer.GetByKey(req.Key)
 		if !exists {
 			continue
 		}
@@ -506,6 +527,14 @@ func (r *Runner) childNeed() informers.Need {
 		owners[i] = p.Resource
 	}
 	return informers.Need{Owners: owners}
+}
+
+// now is the time conditions are stamped with (Env.Clock).
+func (r *Runner) now() time.Time {
+	if r.cfg.Clock != nil {
+		return r.cfg.Clock()
+	}
+	return time.Now()
 }
 
 // ShardKey names a parent on the ring of an engine's replicas (shard.Key).

@@ -25,22 +25,28 @@ func (r *Runner) writeParent(ctx context.Context, res int, parent *unstructured.
 		return r.apply.Decorate(ctx, apply.Resource{GVR: p.GVR, Namespaced: p.Namespaced}, parent,
 			apply.DecorationRecord(r.built.MarkName()), p.HasStatus, *out.Decoration)
 	case out.Status != nil || len(out.Conditions) > 0:
-		return r.replaceStatus(ctx, res, parent, statusWithConditions(parent, out.Status, out.Conditions))
+		if status, changed := r.newStatus(parent, out); changed {
+			return r.replaceStatus(ctx, res, parent, status)
+		}
 	}
 	return nil, nil
 }
 
-// replaceStatus replaces the status of a parent whose status is its controller's alone
-// (CompositeController, MapController) with status plus observedGeneration, and sends
-// nothing when the cached status already equals it. It uses the status subresource when the
-// resource has one. It returns the parent as stored, or nil when nothing was sent or the
-// parent is gone.
-func (r *Runner) replaceStatus(ctx context.Context, res int, parent *unstructured.Unstructured, status map[string]any) (*unstructured.Unstructured, error) {
+// newStatus is the status a valid outcome gives a parent whose status is its controller's
+// alone (CompositeController, MapController): out's status with its conditions put in and
+// observedGeneration set; changed is false when the cached status already equals it. Only
+// call it for an outcome with a Status or Conditions.
+func (r *Runner) newStatus(parent *unstructured.Unstructured, out *Outcome) (status map[string]any, changed bool) {
+	status = statusWithConditions(parent, out.Status, out.Conditions, r.now())
 	status["observedGeneration"] = parent.GetGeneration()
 	have, _, _ := unstructured.NestedFieldNoCopy(parent.Object, "status")
-	if protocol.SameJSON(have, status) {
-		return nil, nil
-	}
+	return status, !protocol.SameJSON(have, status)
+}
+
+// replaceStatus replaces the status of a parent (newStatus) with status, using the status
+// subresource when the resource has one. It returns the parent as stored, or nil when the
+// parent is gone.
+func (r *Runner) replaceStatus(ctx context.Context, res int, parent *unstructured.Unstructured, status map[string]any) (*unstructured.Unstructured, error) {
 	patch, err := json.Marshal([]map[string]any{
 		{"op": "test", "path": "/metadata/uid", "value": parent.GetUID()},
 		{"op": "add", "path": "/status", "value": status},

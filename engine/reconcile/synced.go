@@ -113,7 +113,7 @@ func (r *Runner) setCondition(ctx context.Context, res int, parent *unstructured
 		cur["status"] == cond["status"] && cur["reason"] == cond["reason"] && cur["message"] == cond["message"] {
 		return nil
 	}
-	stampCondition(parent, cond)
+	stampCondition(parent, cond, r.now())
 	next := replaceCondition(conditionList(parent), cond)
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"uid": parent.GetUID(), "resourceVersion": parent.GetResourceVersion()},

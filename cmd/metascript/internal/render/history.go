@@ -1,0 +1,60 @@
+package render
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"metascript.dev/metascript/engine/apply"
+	"metascript.dev/metascript/engine/reconcile"
+)
+
+// History is what the renderings of a run wrote, round after round: the objects as last
+// written, and the claims changed, by RESOURCE KEY (entryKey), in the order they first
+// changed.
+type History struct {
+	written map[string]*unstructured.Unstructured
+	claims  map[string]string // "adopt" or "release"
+	order   []string
+}
+
+// NewHistory returns an empty History.
+func NewHistory() *History {
+	return &History{written: map[string]*unstructured.Unstructured{}, claims: map[string]string{}}
+}
+
+// Record adds what r wrote.
+func (h *History) Record(r *reconcile.Rendering) {
+	for _, c := range r.Adopt {
+		h.claim(entryKey(c.Resource.GVR, c.Object), "adopt")
+	}
+	for _, c := range r.Release {
+		h.claim(entryKey(c.Resource.GVR, c.Object), "release")
+	}
+	var deleted []string
+	for _, w := range r.Children {
+		k := entryKey(w.Rule.GVR, w.Object)
+		switch w.Action {
+		case apply.Created, apply.Updated:
+			h.note(k)
+			h.written[k] = w.Object
+		case apply.Deleted:
+			deleted = append(deleted, k)
+		}
+	}
+	slices.Sort(deleted) // the engine deletes in no particular order
+	for _, k := range deleted {
+		h.note(k)
+	}
+}
+
+func (h *History) claim(k, how string) {
+	h.note(k)
+	h.claims[k] = how
+}
+
+func (h *History) note(k string) {
+	if !slices.Contains(h.order, k) {
+		h.order = append(h.order, k)
+	}
+}
