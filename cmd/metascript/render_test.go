@@ -55,6 +55,8 @@ func TestRender(t *testing.T) {
 	}
 	bundle := []string{"-f", c + "bundle-starlark.yaml", "-f", td + "bundle-crd.yaml", now}
 	tests = append(tests,
+		renderCase{name: "Events a hook asks for", golden: "events",
+			args: []string{"-f", td + "events.yaml", "--parent", td + "events.yaml", now}},
 		renderCase{name: "a hook that never settles", golden: "churn",
 			args: []string{"-f", td + "churn.yaml", "--parent", td + "churn.yaml", "--until-stable", "--max-rounds", "4", now}},
 		renderCase{name: "composite adopting an orphan", golden: "bundle-adopt",

@@ -131,6 +131,9 @@ type Rendering struct {
 	Finalizer string
 	// ResyncAfter is when the parent asked to be reconciled again; zero for never.
 	ResyncAfter time.Duration
+	// Events are what the hooks asked to record on the parent (the engine records them
+	// within a rate per parent).
+	Events []protocol.Event
 	// Retry is the failure the kind isolated (a MapController's failed map calls): the rest
 	// stands, and the engine retries the parent with backoff.
 	Retry error
@@ -222,6 +225,7 @@ func (r *Runner) Render(ctx context.Context, res int, parent *unstructured.Unstr
 		out.Children = append(out.Children, w)
 	}
 	out.ResyncAfter, out.Retry, out.Rejected, out.Prepared = decision.ResyncAfter, decision.Retry, decision.Rejected, decision.Prepare != nil
+	out.Events = decision.Events
 
 	switch {
 	case decision.Decoration != nil:

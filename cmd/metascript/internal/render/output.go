@@ -28,7 +28,7 @@ type Result struct {
 }
 
 // Change is one document of a render's output: what happens to one object (Render says
-// what: create, update, delete, adopt, release, skip, error, parent, related, resync), its
+// what: create, update, delete, adopt, release, skip, error, parent, related, event, resync), its
 // fields in order, and the object before and after for --diff (nil: none).
 type Change struct {
 	Render, Resource string
@@ -109,6 +109,10 @@ func Changes(r *Result) []Change {
 			related[group] = slices.Sorted(maps.Keys(m))
 		}
 		out = append(out, Change{Render: "related", Resource: r.ParentResource.Describe(r.Parent0), Fields: []Field{{"objects", related}}})
+	}
+	for _, ev := range r.Last.Events {
+		out = append(out, Change{Render: "event", Resource: r.ParentResource.Describe(r.Parent0),
+			Fields: []Field{{"type", ev.Type}, {"reason", ev.Reason}, {"message", ev.Message}}})
 	}
 	if r.Last.ResyncAfter > 0 {
 		out = append(out, Change{Render: "resync", Resource: r.ParentResource.Describe(r.Parent0),
