@@ -27,6 +27,7 @@ import (
 	"metascript.dev/metascript/engine/metrics"
 	"metascript.dev/metascript/engine/resources"
 	"metascript.dev/metascript/engine/shard"
+	"metascript.dev/metascript/engine/trace"
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/scripting/isolated"
 	"metascript.dev/metascript/scripting/javascript"
@@ -70,6 +71,8 @@ type Options struct {
 type Engine struct {
 	Metrics *metrics.Metrics
 	Runtime *scripting.Runtime
+	// Trace records the recent reconciles of every controller (engine/trace).
+	Trace *trace.Recorder
 
 	opts        Options
 	isolated    *isolated.Pool // nil without an isolated tier
@@ -113,6 +116,7 @@ func New(opts Options) (*Engine, error) {
 		opts:        opts,
 		broadcaster: record.NewBroadcaster(),
 		factory:     informers.NewFactory(dyn),
+		Trace:       trace.New(),
 	}
 	if opts.Shard != nil {
 		e.factory.ShareBy(opts.Shard.Leads)
@@ -148,6 +152,7 @@ func New(opts Options) (*Engine, error) {
 		Cores:          cores(opts.InlineCallSlots),
 		HookCalls:      opts.MaxHookCalls,
 		StatusInterval: opts.StatusInterval,
+		Trace:          e.Trace,
 		Shard:          opts.Shard,
 	})
 	e.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})

@@ -6,6 +6,7 @@
 //	metascript validate -f FILE...               compile every hook of every controller in FILEs
 //	metascript convert -f FILE...                rewrite Metacontroller manifests as Metascript's
 //	metascript admission [flags]                 a validating admission webhook for controller resources
+//	metascript trace [flags]                     print a running engine's recent reconciles
 //	metascript version                           print the version
 //
 // This file dispatches to the commands; the work is in engine/ and scripting/.
@@ -28,6 +29,7 @@ Usage:
                                                                Metacontroller manifests to Metascript's
   metascript admission --tls-cert-file FILE --tls-private-key-file FILE
                                                                refuse at apply time what the engine would
+  metascript trace [--controller NAME] [--parent NS/NAME]      what a running engine's recent reconciles did
   metascript version                                           print the version (also --version)
 
 Controller kinds and their hooks (* the hook called for a parent that is not finalizing):
@@ -56,6 +58,8 @@ func dispatch(args []string) int {
 		return renderCommand(args[1:], os.Stdout, os.Stderr)
 	case "convert":
 		return convertManifests(args[1:], os.Stdout, os.Stderr)
+	case "trace":
+		return traceCommand(args[1:], os.Stdout, os.Stderr)
 	case "admission":
 		return admissionCommand(args[1:], os.Stderr)
 	case hookWorkerCommand: // hidden: the isolated tier's worker process

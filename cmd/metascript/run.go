@@ -21,6 +21,7 @@ import (
 	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/engine/kinds"
 	enginemetrics "metascript.dev/metascript/engine/metrics"
+	"metascript.dev/metascript/engine/trace"
 )
 
 // engineFlags are the flags of `metascript run`.
@@ -34,6 +35,7 @@ type engineFlags struct {
 	metricsAddr    string
 	healthAddr     string
 	pprofAddr      string
+	debugAddr      string
 	logLevel       string
 	cacheSize      int
 	budgets        hookBudgetFlags
@@ -65,6 +67,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", ":9090", "address of /metrics; empty disables")
 	fs.StringVar(&f.healthAddr, "health-addr", ":9091", "address of /healthz and /readyz; empty disables")
 	fs.StringVar(&f.pprofAddr, "pprof-addr", "", "address of net/http/pprof's /debug/pprof/; empty (the default) disables")
+	fs.StringVar(&f.debugAddr, "debug-addr", defaultDebugAddr, "address of "+trace.Path+", the recent reconciles 'metascript trace' reads (loopback by default: hook answers are in it); empty disables")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&f.cacheSize, "compile-cache-size", 512, "compiled programs kept in memory")
 	f.budgets.register(fs)
@@ -225,6 +228,9 @@ func startServers(f *engineFlags, eng *engine.Engine, checks health, log *slog.L
 		p.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		p.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		p.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	if f.debugAddr != "" {
+		mux(f.debugAddr).Handle(trace.Path, eng.Trace.Handler())
 	}
 	var servers []*http.Server
 	for _, addr := range addrs {

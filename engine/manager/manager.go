@@ -34,6 +34,7 @@ import (
 	"metascript.dev/metascript/engine/metrics"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/engine/trace"
 	"metascript.dev/metascript/scripting"
 )
 
@@ -66,6 +67,8 @@ type Options struct {
 	Cores *fairshare.Slots
 	// StatusInterval is how often counts in controller statuses are refreshed; default 10s.
 	StatusInterval time.Duration
+	// Trace, when set, records every runner's reconciles (engine/trace).
+	Trace *trace.Recorder
 	// Shard, when set, is the engine's place in a ring of replicas sharing the work: each
 	// runner reconciles the parents the engine owns, and one member writes each controller's
 	// status. Unset, this engine does all the work.

@@ -13,6 +13,7 @@ import (
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/index"
+	"metascript.dev/metascript/engine/trace"
 )
 
 // claimPlan is the outcome of the decision table for one parent before any write: the
@@ -140,7 +141,9 @@ func (r *Runner) writeClaims(ctx context.Context, res int, parent *unstructured.
 		}
 	}
 	for _, a := range plan.adopt {
-		if _, err := r.apply.Adopt(ctx, r.applyResource(a.rule), owner, a.obj); err != nil {
+		_, err := r.apply.Adopt(ctx, r.applyResource(a.rule), owner, a.obj)
+		trace.SpanOf(ctx).Write("adopt", r.children[a.rule].Describe(a.obj), err)
+		if err != nil {
 			lost[a.obj] = true
 			errs.add(r.children[a.rule].Describe(a.obj)+" (adopting)", err)
 			continue
@@ -148,8 +151,9 @@ func (r *Runner) writeClaims(ctx context.Context, res int, parent *unstructured.
 		r.cfg.Metrics.ChildOperations.WithLabelValues(r.name, "adopt").Inc()
 	}
 	for _, rel := range plan.release {
-		if _, err := r.apply.Release(ctx, r.applyResource(rel.rule), parent.GetUID(), rel.obj); err != nil &&
-			!errors.Is(err, apply.ErrGone) {
+		_, err := r.apply.Release(ctx, r.applyResource(rel.rule), parent.GetUID(), rel.obj)
+		trace.SpanOf(ctx).Write("release", r.children[rel.rule].Describe(rel.obj), err)
+		if err != nil && !errors.Is(err, apply.ErrGone) {
 			errs.add(r.children[rel.rule].Describe(rel.obj)+" (releasing)", err)
 			continue
 		}
@@ -270,6 +274,9 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 		}
 		r.overlay.beginChild(op.rule, obj.GetNamespace(), obj.GetName())
 		action, now, err := r.apply.Send(ctx, op.step)
+		if span := trace.SpanOf(ctx); span != nil {
+			span.Write(writeName(action, op.desired == nil, err), r.children[op.rule].Describe(obj), err)
+		}
 		r.countAction(action)
 		stored[n] = now
 		actions[n] = action
@@ -278,7 +285,7 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 			written = now
 		}
 		if r.overlay.endChild(op.rule, obj.GetNamespace(), obj.GetName(), parent.GetUID(), written) {
-			r.enqueue([]Request{req}) // someone else's change came while the write was in flight
+			r.enqueue("a change during the engine's write", []Request{req}) // someone else's change came while the write was in flight
 		}
 		failed(op, err)
 	}
@@ -331,6 +338,17 @@ func (r *Runner) foreign(rule int, d *unstructured.Unstructured, claimant claim.
 		return "" // the parent's own, released as it stopped matching: written as desired again
 	}
 	return "no controller: an object this parent did not adopt (its labels do not match the parent's selector)"
+}
+
+// writeName names a child write in the trace: what it did, or what it tried when it failed.
+func writeName(action apply.Action, deleting bool, err error) string {
+	switch {
+	case err == nil:
+		return string(action)
+	case deleting:
+		return "delete"
+	}
+	return "apply"
 }
 
 func (r *Runner) applyResource(rule int) apply.Resource {

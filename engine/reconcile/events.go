@@ -22,10 +22,14 @@ import (
 // A request naming a parent outside a confined controller's namespace is dropped here, the
 // one gate every route passes (confine.go), and so is one naming a parent another replica
 // of the engine owns (Env.Shard).
-func (r *Runner) enqueue(lists ...[]Request) {
+//
+// trigger says what the requests come from (the parent, a child, an input, a related object,
+// a resync), for the trace.
+func (r *Runner) enqueue(trigger string, lists ...[]Request) {
 	for _, list := range lists {
 		for _, req := range list {
 			if !r.outside(req) && (r.cfg.Shard == nil || r.cfg.Shard.Owns(r.shardKey(req))) {
+				r.setTrigger(req, trigger)
 				r.queue.Add(req)
 			}
 		}
@@ -37,7 +41,7 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if req, acts := r.trackParent(res, obj); acts {
-				r.enqueue([]Request{req})
+				r.enqueue("parent", []Request{req})
 			}
 		},
 		UpdateFunc: func(old, cur any) {
@@ -49,7 +53,7 @@ func (r *Runner) parentHandler(res int) cache.ResourceEventHandler {
 				return // the echo of the engine's own status write
 			}
 			if acts {
-				r.enqueue([]Request{req})
+				r.enqueue("parent", []Request{req})
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -121,7 +125,7 @@ func (r *Runner) childHandler(rule int) cache.ResourceEventHandler {
 	return laterAdds{cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if u, ok := obj.(*unstructured.Unstructured); ok && owns(u) && !r.overlay.echo(rule, u) {
-				r.enqueue(r.childRequests(u))
+				r.enqueue("child", r.childRequests(u))
 			}
 		},
 		UpdateFunc: func(old, cur any) {
@@ -140,7 +144,7 @@ func (r *Runner) childHandler(rule int) cache.ResourceEventHandler {
 			if curRef != nil || oldRef != nil || !maps.Equal(o.GetLabels(), c.GetLabels()) {
 				is = r.childRequests(c)
 			}
-			r.enqueue(was, is)
+			r.enqueue("child", was, is)
 		},
 		DeleteFunc: func(obj any) {
 			u, ok := informers.Object(obj)
@@ -153,7 +157,7 @@ func (r *Runner) childHandler(rule int) cache.ResourceEventHandler {
 			if ref := index.ControllerRef(u); ref != nil && owns(u) {
 				owner = r.ownerRequest(u, ref)
 			}
-			r.enqueue(r.overlay.deleted(rule, u), owner)
+			r.enqueue("child", r.overlay.deleted(rule, u), owner)
 		},
 	}}
 }
@@ -188,13 +192,13 @@ func (r *Runner) inputHandler(mapFn MapFunc) cache.ResourceEventHandler {
 		return mapFn(u, r.parentIndexers())
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { r.enqueue(requests(obj)) },
+		AddFunc: func(obj any) { r.enqueue("input", requests(obj)) },
 		UpdateFunc: func(old, cur any) {
 			if !informers.Unchanged(old, cur) {
-				r.enqueue(requests(old), requests(cur))
+				r.enqueue("input", requests(old), requests(cur))
 			}
 		},
-		DeleteFunc: func(obj any) { r.enqueue(requests(obj)) },
+		DeleteFunc: func(obj any) { r.enqueue("input", requests(obj)) },
 	}
 }
 

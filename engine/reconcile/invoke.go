@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/trace"
 	"metascript.dev/metascript/scripting"
 )
 
@@ -45,6 +46,7 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 	}
 	start := time.Now()
 	resp, err := hook.Invoke(ctx, req, log)
+	trace.SpanOf(ctx).Call(hookName, about, hook.Form(), time.Since(start), resp, err)
 	r.cfg.Metrics.HookDuration.WithLabelValues(r.name, hookName, hook.Form()).Observe(time.Since(start).Seconds())
 	if err == nil {
 		r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hookName, hook.Form(), "success").Inc()

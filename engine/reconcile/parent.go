@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+
+	"metascript.dev/metascript/engine/trace"
 )
 
 // parentClient returns the client of parent's resource (Config.Parents[res]) and namespace.
@@ -57,6 +59,11 @@ func (r *Runner) patchFinalizers(ctx context.Context, res int, parent *unstructu
 		"resourceVersion": parent.GetResourceVersion(),
 	}})
 	_, err := r.parentClient(res, parent).Patch(ctx, parent.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	op := "remove finalizer"
+	if add {
+		op = "add finalizer"
+	}
+	trace.SpanOf(ctx).Write(op, r.parents[res].Describe(parent), err)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -104,7 +104,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		errs.add(r.parents[req.Resource].Describe(parent), err)
 	}
 	if r.overlay.endParent(req, stored) {
-		r.enqueue([]Request{req}) // someone else's change came while the write was in flight
+		r.enqueue("a change during the engine's write", []Request{req}) // someone else's change came while the write was in flight
 	}
 	if stored != nil {
 		latest = stored

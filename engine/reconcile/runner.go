@@ -27,6 +27,7 @@ import (
 	"metascript.dev/metascript/engine/related"
 	"metascript.dev/metascript/engine/resources"
 	"metascript.dev/metascript/engine/shard"
+	"metascript.dev/metascript/engine/trace"
 )
 
 // Env is what every controller's Runner shares with the engine.
@@ -60,6 +61,9 @@ type Env struct {
 	// Clock, when set, is the time conditions are stamped with; unset, time.Now. The
 	// offline commands fix it so that their output repeats.
 	Clock func() time.Time
+	// Trace, when set, records each reconcile: what triggered it, its hook calls and its
+	// writes (engine/trace).
+	Trace *trace.Recorder
 }
 
 // Shard says which parents this engine reconciles, by a key naming the controller and the
@@ -146,6 +150,7 @@ type Runner struct {
 	related     relatedSource // nil without a customize hook
 	overlay     *writtenOverlay
 	hookEvents  eventLimiter
+	triggers    sync.Map // Request → what enqueued it last, for the trace; used with Env.Trace only
 
 	countsMu sync.Mutex
 	selected map[Request]bool // parents the controller selects, kept by their events
@@ -185,7 +190,7 @@ func New(b *Built, cfg Config) (*Runner, error) {
 		fieldManager: b.FieldManager(), counts: map[Request]int{}, selected: map[Request]bool{}, apply: apply.NewWithManager(cfg.Client, b.FieldManager()),
 		overlay: newWrittenOverlay()}
 	if b.Hooks["customize"] != nil {
-		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), func(req Request) { r.enqueue([]Request{req}) })
+		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), func(req Request) { r.enqueue("related object", []Request{req}) })
 	}
 	for _, p := range cfg.Parents {
 		r.parents = append(r.parents, parentSource{ParentResource: p, shard: ShardKey(p.GVK.GroupKind(), "")})
@@ -462,8 +467,10 @@ func (r *Runner) process(ctx context.Context, req Request) {
 		}
 		defer b.Release()
 	}
+	span := r.cfg.Trace.Begin(r.name, req.Key, r.takeTrigger(req))
 	start := time.Now()
-	resyncAfter, err := r.reconcile(ctx, req)
+	resyncAfter, err := r.reconcile(trace.WithSpan(ctx, span), req)
+	span.End(err)
 	r.cfg.Metrics.ReconcileDuration.WithLabelValues(r.name).Observe(time.Since(start).Seconds())
 	if err != nil {
 		r.cfg.Metrics.Reconciles.WithLabelValues(r.name, "error").Inc()
@@ -473,16 +480,19 @@ func (r *Runner) process(ctx context.Context, req Request) {
 			r.cfg.Log.Info("reconcile deferred; the webhook asked to be called later", "parent", req.Key,
 				"after", later.After.String(), "error", err.Error())
 			r.queue.Forget(req)
+			r.setTrigger(req, "webhook Retry-After")
 			r.queue.AddAfter(req, later.After)
 			return
 		}
 		r.cfg.Log.Info("reconcile failed; retrying with backoff", "parent", req.Key, "error", err.Error())
+		r.setTrigger(req, "retry")
 		r.queue.AddRateLimited(req)
 		return
 	}
 	r.cfg.Metrics.Reconciles.WithLabelValues(r.name, "success").Inc()
 	r.queue.Forget(req)
 	if resyncAfter > 0 {
+		r.setTrigger(req, "resyncAfterSeconds")
 		r.queue.AddAfter(req, resyncAfter)
 	}
 }
@@ -509,8 +519,26 @@ func (r *Runner) Resync() {
 		for j, key := range keys {
 			reqs[j] = Request{Resource: i, Key: key}
 		}
-		r.enqueue(reqs)
+		r.enqueue("resync", reqs)
 	}
+}
+
+// setTrigger records what enqueued req, for the trace; the last one before the reconcile
+// names it.
+func (r *Runner) setTrigger(req Request, trigger string) {
+	if r.cfg.Trace != nil {
+		r.triggers.Store(req, trigger)
+	}
+}
+
+// takeTrigger returns what enqueued req last, and forgets it.
+func (r *Runner) takeTrigger(req Request) string {
+	if r.cfg.Trace == nil {
+		return ""
+	}
+	t, _ := r.triggers.LoadAndDelete(req)
+	s, _ := t.(string)
+	return s
 }
 
 // parentNeed is what the runner reads of its i-th parent resource: the parents this replica

@@ -12,6 +12,7 @@ import (
 
 	"metascript.dev/metascript/engine/apply"
 	"metascript.dev/metascript/engine/protocol"
+	"metascript.dev/metascript/engine/trace"
 )
 
 // writeParent writes what a valid outcome says of the parent itself, after its children:
@@ -22,11 +23,17 @@ func (r *Runner) writeParent(ctx context.Context, res int, parent *unstructured.
 	switch {
 	case out.Decoration != nil:
 		p := r.parents[res]
-		return r.apply.Decorate(ctx, apply.Resource{GVR: p.GVR, Namespaced: p.Namespaced}, parent,
+		stored, err := r.apply.Decorate(ctx, apply.Resource{GVR: p.GVR, Namespaced: p.Namespaced}, parent,
 			apply.DecorationRecord(r.built.MarkName()), p.HasStatus, *out.Decoration)
+		if stored != nil || err != nil {
+			trace.SpanOf(ctx).Write("decorate", p.Describe(parent), err)
+		}
+		return stored, err
 	case out.Status != nil || len(out.Conditions) > 0:
 		if status, changed := r.newStatus(parent, out); changed {
-			return r.replaceStatus(ctx, res, parent, status)
+			stored, err := r.replaceStatus(ctx, res, parent, status)
+			trace.SpanOf(ctx).Write("status", r.parents[res].Describe(parent), err)
+			return stored, err
 		}
 	}
 	return nil, nil

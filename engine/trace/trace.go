@@ -10,6 +10,7 @@
 package trace
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"time"
@@ -213,4 +214,20 @@ func (r *Recorder) Controllers() []string {
 		out = append(out, c)
 	}
 	return out
+}
+
+type spanKey struct{}
+
+// WithSpan returns ctx carrying s, for the calls and writes of one reconcile.
+func WithSpan(ctx context.Context, s *Span) context.Context {
+	if s == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, spanKey{}, s)
+}
+
+// SpanOf returns the Span ctx carries; nil, which records nothing, when none.
+func SpanOf(ctx context.Context) *Span {
+	s, _ := ctx.Value(spanKey{}).(*Span)
+	return s
 }

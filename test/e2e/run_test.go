@@ -66,9 +66,9 @@ func TestRunServesProbesAndMetricsAndStopsOnSIGTERM(t *testing.T) {
 	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	metricsAddr, healthAddr := freePort(t), freePort(t)
+	metricsAddr, healthAddr, debugAddr := freePort(t), freePort(t), freePort(t)
 	var logs bytes.Buffer
-	run := exec.Command(bin, "run", "--kubeconfig", kc, "--metrics-addr", metricsAddr, "--health-addr", healthAddr)
+	run := exec.Command(bin, "run", "--kubeconfig", kc, "--metrics-addr", metricsAddr, "--health-addr", healthAddr, "--debug-addr", debugAddr)
 	run.Stdout, run.Stderr = &logs, &logs
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
@@ -98,6 +98,12 @@ func TestRunServesProbesAndMetricsAndStopsOnSIGTERM(t *testing.T) {
 	code, body := get("http://" + metricsAddr + "/metrics")
 	if code != http.StatusOK || !strings.Contains(body, "metascript_compile_cache_entries") || !strings.Contains(body, "go_goroutines") {
 		t.Fatalf("/metrics = %d, without the engine's metrics:\n%.2000s", code, body)
+	}
+
+	// metascript trace reads the engine's debug endpoint: no controller, no reconcile yet.
+	out, err := exec.Command(bin, "trace", "--addr", debugAddr).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "no reconciles recorded" {
+		t.Fatalf("metascript trace: %v: %s", err, out)
 	}
 
 	if err := run.Process.Signal(syscall.SIGTERM); err != nil {

@@ -64,9 +64,13 @@ func Start(bin, dir, kubeconfig string, workers int, pprof bool, extra ...string
 	if err != nil {
 		return nil, err
 	}
+	debugAddr, err := FreeAddr() // each engine its own: several run on one machine
+	if err != nil {
+		return nil, err
+	}
 	args := []string{"run", "--kubeconfig", kubeconfig, "--workers", strconv.Itoa(workers),
 		"--qps", "1e6", "--burst", "1000000", "--log-level", "warn",
-		"--metrics-addr", metricsAddr, "--health-addr", healthAddr, "--leader-elect=false"}
+		"--metrics-addr", metricsAddr, "--health-addr", healthAddr, "--debug-addr", debugAddr, "--leader-elect=false"}
 	logPath := filepath.Join(dir, "engine.log")
 	for n := 2; ; n++ {
 		if _, err := os.Stat(logPath); os.IsNotExist(err) {
