@@ -6,6 +6,7 @@
 //	metascript validate -f FILE...               compile every hook of every controller in FILEs
 //	metascript convert -f FILE...                rewrite Metacontroller manifests as Metascript's
 //	metascript admission [flags]                 a validating admission webhook for controller resources
+//	metascript types [-o DIR]                    TypeScript declarations of JavaScript hooks
 //
 // This file dispatches to the commands; the work is in engine/ and scripting/.
 package main
@@ -26,6 +27,7 @@ Usage:
                                                                Metacontroller manifests to Metascript's
   metascript admission --tls-cert-file FILE --tls-private-key-file FILE
                                                                refuse at apply time what the engine would
+  metascript types [-o DIR]                                    TypeScript declarations of JavaScript hooks
 
 Controller kinds and their hooks (* the hook called for a parent that is not finalizing):
 ` + kindHooks(primary) + `
@@ -62,6 +64,8 @@ func dispatch(args []string) int {
 		return convertManifests(args[1:], os.Stdout, os.Stderr)
 	case "admission":
 		return admissionCommand(args[1:], os.Stderr)
+	case "types":
+		return typesCommand(args[1:], os.Stdout, os.Stderr)
 	case hookWorkerCommand: // hidden: the isolated tier's worker process
 		return hookWorker()
 	case "-h", "--help", "help":
