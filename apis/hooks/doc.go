@@ -8,7 +8,10 @@
 // in agreement.
 package hooks
 
-import "reflect"
+import (
+	"reflect"
+	"strings"
+)
 
 // Hook is one hook of one controller kind and the types of its request and response. A
 // namespaced twin (NamespacedCompositeController) has its kind's hooks.
@@ -21,6 +24,12 @@ type Hook struct {
 	Doc string
 	// Request and Response are the struct types of the hook's request and response.
 	Request, Response reflect.Type
+}
+
+// TypeName names the hook's function type in the TypeScript declarations (`metascript
+// types`): its kind and its name, CompositeControllerSync.
+func (h Hook) TypeName() string {
+	return h.Kind + strings.ToUpper(h.Name[:1]) + h.Name[1:]
 }
 
 // Hooks are the hooks of every controller kind, in the order of the kinds and their hooks.

@@ -7,7 +7,6 @@ import (
 	"metascript.dev/metascript/apis/hooks"
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
 	"metascript.dev/metascript/cmd/metascript/internal/phrase"
-	"metascript.dev/metascript/cmd/metascript/internal/tsdecl"
 	"metascript.dev/metascript/engine/kinds"
 	"metascript.dev/metascript/engine/reconcile"
 )
@@ -58,7 +57,7 @@ func kindHooks(marked func(reconcile.Hook) bool) string {
 func hookTypes() string {
 	var b strings.Builder
 	for _, h := range hooks.Hooks {
-		fmt.Fprintf(&b, "  %-20s %-10s metascript.%s\n", h.Kind, h.Name, tsdecl.HookTypeName(h))
+		fmt.Fprintf(&b, "  %-20s %-10s metascript.%s\n", h.Kind, h.Name, h.TypeName())
 	}
 	return b.String()
 }

@@ -67,7 +67,7 @@ func TestTypesCommand(t *testing.T) {
 		t.Fatalf("-h: exit %d", code)
 	}
 	for _, h := range hooks.Hooks {
-		if !strings.Contains(stderr.String(), "metascript."+tsdecl.HookTypeName(h)) {
+		if !strings.Contains(stderr.String(), "metascript."+h.TypeName()) {
 			t.Errorf("types -h does not name the type of %s's %s hook", h.Kind, h.Name)
 		}
 	}
