@@ -18,6 +18,33 @@ type signature struct {
 	required int
 }
 
+// signatures are the parameter lists of every module function, by qualified name. Only
+// package variables' initializers write it (through define and logFunc), so reading it
+// afterwards needs no lock.
+var signatures = map[string]*signature{}
+
+// Param is one parameter of a module function.
+type Param struct {
+	Name string
+	// Optional parameters follow the required ones; left out or null, they take their default.
+	Optional bool
+}
+
+// Params returns the parameters of module function fn, named as qualified ("k8s.name"), in
+// order; false when no module has fn. Starlark's extra keyword arguments of the log
+// functions (**fields) are not parameters.
+func Params(fn string) ([]Param, bool) {
+	sig, ok := signatures[fn]
+	if !ok {
+		return nil, false
+	}
+	out := make([]Param, len(sig.names))
+	for i, n := range sig.names {
+		out[i] = Param{Name: n, Optional: i >= sig.required}
+	}
+	return out, true
+}
+
 // define builds a Func from a parameter list and a body. A parameter written "name?" is
 // optional; optional parameters follow the required ones. The body receives the bound
 // arguments; it runs only when the arity and keywords are right.
@@ -34,6 +61,7 @@ func define(fn string, params []string, body func(env *Env, a *args) (any, error
 		sig.names = append(sig.names, p)
 		sig.required++
 	}
+	signatures[fn] = &sig
 	return func(env *Env, positional []any, kwargs []Kwarg) (any, error) {
 		a, err := sig.bind(positional, kwargs)
 		if err != nil {

@@ -16,8 +16,8 @@ import (
 //	    in 64 bits (3, 3.0 and 3e0 all give 3), to a float otherwise, in both languages. What
 //	    the value will cost (about 128 bytes per element or member, 512 more per object) is
 //	    checked against the memory budget before decoding.
-//	indent(value_or_text, prefix="", indent="  ") -> string
-//	    Multi-line JSON. A string argument is taken as JSON text and re-laid out keeping its
+//	indent(value, prefix="", indent="  ") -> string
+//	    Multi-line JSON. A string value is taken as JSON text and re-laid out keeping its
 //	    key order and number spelling; any other value is encoded as by encode. Each line
 //	    after the first starts with prefix followed by one indent per nesting level.
 //

@@ -47,6 +47,7 @@ const (
 
 func logFunc(fn string, level slog.Level) Func {
 	sig := signature{fn: fn, names: []string{"msg", "fields"}, required: 1}
+	signatures[fn] = &sig
 	return func(env *Env, positional []any, kwargs []Kwarg) (any, error) {
 		// Keywords other than msg and fields are fields; bind the rest as usual.
 		var named, extra []Kwarg

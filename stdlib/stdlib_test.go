@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -272,5 +273,24 @@ func TestReserveIsAskedBeforeBuilding(t *testing.T) {
 	// Small results pass.
 	if got, err := lookup(t, "strings.repeat")(env, []any{"ab", int64(2)}, nil); err != nil || got != "abab" {
 		t.Errorf("small repeat: %v, %v", got, err)
+	}
+}
+
+// TestParamsCoverEveryFunction: every function of every module has its parameter list.
+func TestParamsCoverEveryFunction(t *testing.T) {
+	for _, m := range All() {
+		for name := range m.Functions {
+			if _, ok := Params(m.Name + "." + name); !ok {
+				t.Errorf("%s.%s: no parameters recorded", m.Name, name)
+			}
+		}
+	}
+	got, _ := Params("k8s.name")
+	want := []Param{{"parts", false}, {"hash", true}, {"max_length", true}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Params(k8s.name) = %v, want %v", got, want)
+	}
+	if _, ok := Params("k8s.nope"); ok {
+		t.Error("Params knows a function no module has")
 	}
 }

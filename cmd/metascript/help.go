@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"metascript.dev/metascript/apis/hooks"
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
 	"metascript.dev/metascript/cmd/metascript/internal/phrase"
 	"metascript.dev/metascript/engine/kinds"
@@ -47,6 +48,16 @@ func kindHooks(marked func(reconcile.Hook) bool) string {
 			}
 		}
 		fmt.Fprintf(&b, "  %-*s  %s\n", width, d.Kind, strings.Join(hooks, ", "))
+	}
+	return b.String()
+}
+
+// hookTypes is a table of each kind's hooks and their TypeScript function types, one line a
+// hook, indented by two spaces.
+func hookTypes() string {
+	var b strings.Builder
+	for _, h := range hooks.Hooks {
+		fmt.Fprintf(&b, "  %-20s %-10s metascript.%s\n", h.Kind, h.Name, h.TypeName())
 	}
 	return b.String()
 }

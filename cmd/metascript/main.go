@@ -7,6 +7,7 @@
 //	metascript convert -f FILE...                rewrite Metacontroller manifests as Metascript's
 //	metascript admission [flags]                 a validating admission webhook for controller resources
 //	metascript trace [flags]                     print a running engine's recent reconciles
+//	metascript types [-o DIR]                    TypeScript declarations of JavaScript hooks
 //	metascript version                           print the version
 //
 // This file dispatches to the commands; the work is in engine/ and scripting/.
@@ -30,6 +31,7 @@ Usage:
   metascript admission --tls-cert-file FILE --tls-private-key-file FILE
                                                                refuse at apply time what the engine would
   metascript trace [--controller NAME] [--parent NS/NAME]      what a running engine's recent reconciles did
+  metascript types [-o DIR]                                    TypeScript declarations of JavaScript hooks
   metascript version                                           print the version (also --version)
 
 Controller kinds and their hooks (* the hook called for a parent that is not finalizing):
@@ -62,6 +64,8 @@ func dispatch(args []string) int {
 		return traceCommand(args[1:], os.Stdout, os.Stderr)
 	case "admission":
 		return admissionCommand(args[1:], os.Stderr)
+	case "types":
+		return typesCommand(args[1:], os.Stdout, os.Stderr)
 	case hookWorkerCommand: // hidden: the isolated tier's worker process
 		return hookWorker()
 	case "version", "--version":

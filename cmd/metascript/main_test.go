@@ -70,7 +70,7 @@ func TestCommandLine(t *testing.T) {
 	}
 	// Every command and subcommand: its usage for -h and --help; a flag it does not have is
 	// a usage error.
-	for _, cmd := range [][]string{{"run"}, {"hook", "run"}, {"hook", "test"}, {"validate"}, {"render"}, {"convert"}, {"trace"}, {"admission"}, {"version"}} {
+	for _, cmd := range [][]string{{"run"}, {"hook", "run"}, {"hook", "test"}, {"validate"}, {"render"}, {"convert"}, {"trace"}, {"types"}, {"admission"}, {"version"}} {
 		name := strings.Join(cmd, " ")
 		for _, h := range []string{"-h", "--help"} {
 			cases = append(cases, commandLineCase{append(cmd[:len(cmd):len(cmd)], h), exitOK, onStderr, "Usage: metascript " + name})
