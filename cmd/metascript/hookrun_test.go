@@ -59,9 +59,9 @@ func TestHookRun(t *testing.T) {
 
 		{name: "compile error with position", args: []string{"-f", c + "broken-starlark.yaml", "--request", req},
 			wantCode: exitFailed, wantStderr: []string{
-				"testdata/controllers/broken-starlark.yaml: compositecontroller/broken hooks.sync: 5:5: got return, want ','\n"}},
+				"testdata/controllers/broken-starlark.yaml:16:15: compositecontroller/broken spec.hooks.sync.starlark.source: got return, want ','\n"}},
 		{name: "missing function", args: []string{"-f", c + "broken-starlark.yaml", "--hook", "finalize", "--request", req},
-			wantCode: exitFailed, wantStderr: []string{`hooks.finalize: 1:1: no top-level function "cleanup" (defined: [finalize])`}},
+			wantCode: exitFailed, wantStderr: []string{`broken-starlark.yaml:19:9: compositecontroller/broken spec.hooks.finalize.starlark.function: no top-level function "cleanup" (defined: [finalize])`}},
 		{name: "runtime error with the script's stack", args: []string{"-f", c + "hostile-starlark.yaml", "--controller", "hostile", "--hook", "customize", "--request", req},
 			wantCode: exitFailed, wantStderr: []string{
 				`compositecontroller/hostile hooks.customize: starlark runtime error: key "missing" not in dict`,
@@ -86,7 +86,7 @@ func TestHookRun(t *testing.T) {
 		{name: "tombstone hook", args: []string{"-f", c + "map-starlark.yaml", "--hook", "tombstone", "--request", "testdata/requests/map.yaml", "--compact"},
 			wantStdout: `{"outputs":[]}` + "\n"},
 		{name: "map compile error with position", args: []string{"-f", c + "broken-map.yaml", "--controller", "broken-map", "--request", "testdata/requests/map.yaml"},
-			wantCode: exitFailed, wantStderr: []string{"mapcontroller/broken-map hooks.map: 2:21: Unexpected token }"}},
+			wantCode: exitFailed, wantStderr: []string{"broken-map.yaml:16:31: mapcontroller/broken-map spec.hooks.map.javascript.source: Unexpected token }"}},
 		{name: "decorator sync, controller added to the request", args: []string{"-f", decorator, "--request", decReq},
 			wantJSON: "testdata/responses/decorator.json", wantStderr: []string{`msg="decorating b with 2 items" source=print`}},
 		{name: "decorator finalize, compact", args: []string{"-f", decorator, "--hook", "finalize", "--request", decReq, "--compact"},
@@ -99,10 +99,10 @@ func TestHookRun(t *testing.T) {
 			wantJSON: "testdata/responses/decorator.json"},
 		{name: "decorator compile error with position", args: []string{"-f", c + "broken-decorator.yaml", "--controller", "broken-decorator", "--request", decReq},
 			wantCode: exitFailed, wantStderr: []string{
-				"testdata/controllers/broken-decorator.yaml: decoratorcontroller/broken-decorator hooks.sync: 4:28: got '=', want ']'\n"}},
+				"testdata/controllers/broken-decorator.yaml:19:38: decoratorcontroller/broken-decorator spec.hooks.sync.starlark.source: got '=', want ']'\n"}},
 		{name: "decorator shared script compile error", args: []string{"-f", c + "broken-decorator.yaml", "--controller", "broken-shared-decorator", "--request", decReq},
 			wantCode: exitFailed, wantStderr: []string{
-				"decoratorcontroller/broken-shared-decorator hooks.sync: script.starlark:3:1: got outdent, want '}'"}},
+				"broken-decorator.yaml:42:9: decoratorcontroller/broken-shared-decorator spec.script.starlark.source: got outdent, want '}'"}},
 		{name: "fail() in a decorator hook", args: []string{"-f", decorator, "--request", "testdata/requests/decorator-no-items.yaml"},
 			wantCode: exitFailed, wantStderr: []string{"fail: spec.items is required", "at decoratorcontroller/summary-starlark/hooks/sync:5:13 in sync"}},
 

@@ -12,6 +12,7 @@ import (
 
 	"metascript.dev/metascript/cmd/metascript/internal/hooktest"
 	"metascript.dev/metascript/cmd/metascript/internal/manifest"
+	"metascript.dev/metascript/cmd/metascript/internal/yamlpos"
 	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/engine/admission"
 	"metascript.dev/metascript/engine/hooks"
@@ -111,12 +112,42 @@ func describe(err error) string {
 }
 
 // located formats an error of one part of a controller (hooks.sync, script.starlark, spec)
-// as `FILE: KIND/NAME PART: DETAIL`, KIND/NAME being c.Ref(). A compile error's detail is
-// `LINE:COL: message`, its position in the hook's source; when the error lies in the
-// controller's shared script while building a hook, the position is prefixed with
-// `script.LANGUAGE:`.
+// as `FILE: KIND/NAME PART: DETAIL`, KIND/NAME being c.Ref(). A compile error is placed in
+// the file as validate places it, `FILE:LINE:COL: KIND/NAME FIELD: message`, when its source
+// is a literal block of the file; otherwise its detail is `LINE:COL: message`, its position in
+// the hook's source (prefixed with `script.LANGUAGE:` when it lies in the shared script).
 func located(c *manifest.Controller, part string, err error) string {
+	var ce *scripting.CompileError
+	if errors.As(err, &ce) {
+		if doc := controllerDocument(c); doc != nil {
+			pos, field, msg := locate(doc, c, admission.Problem{Field: part, Ref: c.Ref(), Err: err})
+			if ce.File == c.Descriptor.Ref(c.Declared.Key())+"/script" {
+				field = "spec.script." + string(ce.Language) + ".source" // where the error is, not the hook that loads it
+			}
+			if pos.Line > 0 {
+				return finding{pos: pos, ref: c.Ref(), field: field, msg: msg}.format(c.File)
+			}
+		}
+	}
 	return fmt.Sprintf("%s: %s %s: %s", c.File, c.Ref(), part, detail(c, part, err))
+}
+
+// controllerDocument is c's document in its file, with the positions of its fields; nil
+// when the file cannot be read again (standard input) or no longer holds it.
+func controllerDocument(c *manifest.Controller) *yamlpos.Document {
+	data, err := os.ReadFile(c.File)
+	if err != nil {
+		return nil
+	}
+	for _, d := range manifest.Documents(data) {
+		if d.Line != c.Line || d.Err != nil {
+			continue
+		}
+		if doc, err := yamlpos.Parse(d.Text, d.Start); err == nil {
+			return doc
+		}
+	}
+	return nil
 }
 
 func detail(c *manifest.Controller, part string, err error) string {
