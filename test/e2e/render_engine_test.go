@@ -236,4 +236,3 @@ func withoutTimes(status map[string]any) map[string]any {
 	}
 	return out
 }
-
