@@ -34,7 +34,7 @@ TENANTS_FLAGS ?=
 
 .PHONY: help build generate controlplane cluster-up cluster-down demo test test-unit test-race \
         test-integration test-e2e vet bench bench-hooks bench-engine bench-converge bench-map bench-scale bench-tenants \
-        bench-neighbors bench-shards clean chart-crds manifests-check types check-types
+        bench-neighbors bench-shards clean chart-crds manifests-check types check-types docs
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -45,6 +45,9 @@ build: ## build bin/metascript
 generate: ## regenerate DeepCopy and the CRDs in manifests/crds from apis/ (and their copies in the chart)
 	$(CONTROLLER_GEN) object paths=./apis/... crd:crdVersions=v1 output:crd:dir=./manifests/crds
 	@$(MAKE) --no-print-directory chart-crds
+
+docs: ## regenerate the field tables of docs/reference from apis/ (docs and hack/docgen tests check them)
+	$(GO) run ./hack/docgen
 
 chart-crds: ## copy manifests/crds into charts/metascript/crds (test/manifests checks they are identical)
 	rm -f charts/metascript/crds/*.yaml
@@ -95,10 +98,10 @@ vet: ## gofmt and go vet
 	$(GO) vet ./...
 
 test-unit: ## unit tests (no control plane)
-	$(GO) test -count=1 ./apis/... ./scripting/... ./stdlib/... ./cmd/... ./types/...
+	$(GO) test -count=1 ./apis/... ./scripting/... ./stdlib/... ./cmd/... ./types/... ./hack/... ./docs/...
 
 test-race: ## unit tests under the race detector
-	$(GO) test -count=1 -race ./apis/... ./scripting/... ./stdlib/... ./cmd/... ./types/...
+	$(GO) test -count=1 -race ./apis/... ./scripting/... ./stdlib/... ./cmd/... ./types/... ./hack/... ./docs/...
 
 test-integration: controlplane ## engine and integration tests under the race detector, then e2e tests, against a real kube-apiserver and etcd
 	$(GO) test -count=1 -timeout 30m -p 1 -race ./engine/... ./test/integration/...
