@@ -55,7 +55,9 @@ type Options struct {
 	Defaults, Ceilings scripting.Budget
 	// StatusInterval is how often controller status counts are refreshed.
 	StatusInterval time.Duration
-	Log            *slog.Logger
+	// RemovalGrace bounds the finalize hooks of a deleted controller (manager.Options).
+	RemovalGrace time.Duration
+	Log          *slog.Logger
 	// Metrics defaults to a new registry.
 	Metrics *metrics.Metrics
 	// Shard, when set, shares the work with the engine's other replicas (engine/shard):
@@ -152,6 +154,7 @@ func New(opts Options) (*Engine, error) {
 		Cores:          cores(opts.InlineCallSlots),
 		HookCalls:      opts.MaxHookCalls,
 		StatusInterval: opts.StatusInterval,
+		RemovalGrace:   opts.RemovalGrace,
 		Trace:          e.Trace,
 		Shard:          opts.Shard,
 	})

@@ -42,6 +42,7 @@ type engineFlags struct {
 	isolated       isolatedFlags
 	shutdownGrace  time.Duration
 	statusInterval time.Duration
+	removalGrace   time.Duration
 	leader         leaderFlags
 }
 
@@ -74,6 +75,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	f.isolated.register(fs)
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight reconciles may run after SIGTERM")
 	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "how often controller status counts are refreshed")
+	fs.DurationVar(&f.removalGrace, "removal-grace", 5*time.Minute, "how long a deleted controller's finalize hook may take for a parent being deleted before the parent is released without it")
 	f.leader.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -152,6 +154,7 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 		Defaults:       defaults,
 		Ceilings:       ceilings,
 		StatusInterval: f.statusInterval,
+		RemovalGrace:   f.removalGrace,
 		Log:            log,
 		Metrics:        metrics,
 		Isolated:       isolatedOpts,

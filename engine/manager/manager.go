@@ -69,6 +69,9 @@ type Options struct {
 	StatusInterval time.Duration
 	// Trace, when set, records every runner's reconciles (engine/trace).
 	Trace *trace.Recorder
+	// RemovalGrace bounds how long the finalize hooks of a deleted controller may take for
+	// the parents being deleted, before those are released without them; default 5 minutes.
+	RemovalGrace time.Duration
 	// Shard, when set, is the engine's place in a ring of replicas sharing the work: each
 	// runner reconciles the parents the engine owns, and one member writes each controller's
 	// status. Unset, this engine does all the work.
@@ -279,7 +282,13 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 		return nil
 	}
 	u := obj.(*unstructured.Unstructured)
+	if u.GetDeletionTimestamp() != nil {
+		return m.remove(ctx, k, u, cur)
+	}
 	if cur != nil && cur.uid == u.GetUID() && cur.generation == u.GetGeneration() && !cur.retry {
+		if cur.runner != nil {
+			return m.holdController(ctx, k, u, true) // a controller started before the engine held one
+		}
 		return nil
 	}
 	b, err := m.build(ctx, ks.Descriptor, u)
@@ -316,6 +325,9 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 	m.opts.Log.Info("controller started", "controller", m.ref(k), "generation", u.GetGeneration())
 	for _, c := range b.capped {
 		m.opts.Recorder.Event(u, corev1.EventTypeWarning, "BudgetCapped", c)
+	}
+	if err := m.holdController(ctx, k, u, true); err != nil {
+		return err
 	}
 	st := m.statusOK(k, b.runner, b.capped)
 	return m.writeStatus(ctx, k, u, st)

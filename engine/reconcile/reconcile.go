@@ -30,6 +30,11 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		parent = written // the engine's own status write, which the cache has not seen yet
 	}
 	st := r.stageOf(req.Resource, parent)
+	if st.act && st.finalizing {
+		if abandoned, err := r.abandon(ctx, req.Resource, parent); abandoned {
+			return 0, err
+		}
+	}
 	if !st.act {
 		if st.dropFinalizer {
 			return 0, r.patchFinalizers(ctx, req.Resource, parent, false)
@@ -149,6 +154,8 @@ func (r *Runner) stageOf(res int, parent *unstructured.Unstructured) stage {
 		hook: r.primary}
 	st.finalizing = parent.GetDeletionTimestamp() != nil || !selected && st.hasFinalizer && r.built.Descriptor.FinalizeDeselected
 	switch {
+	case r.removing.Load() != nil && !st.finalizing:
+		st.dropFinalizer = st.hasFinalizer // the controller is going: release, call nothing
 	case !selected && !st.finalizing:
 	case st.finalizing && (!st.wantFinalizer || !st.hasFinalizer):
 		st.dropFinalizer = st.hasFinalizer

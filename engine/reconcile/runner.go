@@ -145,9 +145,10 @@ type Runner struct {
 	workers     sync.WaitGroup
 	background  sync.WaitGroup
 	stopping    atomic.Bool
-	calls       chan struct{} // a slot per hook call in progress; nil: no bound
-	released    atomic.Bool   // releaseAll ran
-	related     relatedSource // nil without a customize hook
+	calls       chan struct{}           // a slot per hook call in progress; nil: no bound
+	released    atomic.Bool             // releaseAll ran
+	removing    atomic.Pointer[removal] // set by Remove
+	related     relatedSource           // nil without a customize hook
 	overlay     *writtenOverlay
 	hookEvents  eventLimiter
 	triggers    sync.Map // Request → what enqueued it last, for the trace; used with Env.Trace only

@@ -87,7 +87,12 @@ func TestRenderAgreesWithTheEngine(t *testing.T) {
 				}
 
 				cc := env.Create(t, "", enginetest.ObjectsFromFile(t, controllerFile)[0])
-				t.Cleanup(func() { env.Delete(t, cc) })
+				t.Cleanup(func() { // gone before the other language's controller of that name comes
+					env.Delete(t, cc)
+					enginetest.Eventually(t, 60*time.Second, func() (bool, string) {
+						return env.Get(t, cc.GetAPIVersion(), cc.GetKind(), "", cc.GetName()) == nil, "the controller is still there"
+					})
+				})
 				enginetest.Eventually(t, 60*time.Second, func() (bool, string) {
 					for _, w := range want.objects {
 						got := env.Get(t, w.GetAPIVersion(), w.GetKind(), w.GetNamespace(), w.GetName())

@@ -3,6 +3,7 @@
 package enginetest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -63,6 +64,9 @@ type Options struct {
 	Isolated isolated.Options
 	// Ceilings, when set, replace the engine's budget ceilings.
 	Ceilings *scripting.Budget
+	// RemovalGrace bounds a deleted controller's finalize hooks; default 3 seconds, so that
+	// tests see a stuck finalize released.
+	RemovalGrace time.Duration
 }
 
 // Start starts a control plane and the engine. Call Stop when done (TestMain).
@@ -109,6 +113,7 @@ func Start(opts Options) (*Env, error) {
 		Defaults:       scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 10_000_000, MaxStackDepth: 200, MaxMemory: 64 << 20},
 		Ceilings:       ceilings,
 		StatusInterval: 500 * time.Millisecond,
+		RemovalGrace:   cmp.Or(opts.RemovalGrace, 3*time.Second),
 		Log:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 		Isolated:       opts.Isolated,
 	})

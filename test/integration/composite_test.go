@@ -43,8 +43,19 @@ func controller(t *testing.T, file string, replace ...string) *unstructured.Unst
 	}
 	text := strings.NewReplacer(replace...).Replace(string(data))
 	out := env.Create(t, "", enginetest.Object(t, text))
-	t.Cleanup(func() { env.Delete(t, out) })
+	t.Cleanup(func() { deleteController(t, out) })
 	return out
+}
+
+// deleteController deletes a controller resource and waits until it is gone: the engine
+// holds it until its parents are released, and the next test may create one of that name.
+func deleteController(t *testing.T, cc *unstructured.Unstructured) {
+	t.Helper()
+	env.Delete(t, cc)
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		return env.Get(t, cc.GetAPIVersion(), cc.GetKind(), cc.GetNamespace(), cc.GetName()) == nil,
+			fmt.Sprintf("%s %s still there", cc.GetKind(), cc.GetName())
+	})
 }
 
 // bundle creates a Bundle labelled suite=<suite> selecting app=<app>, with one item per
