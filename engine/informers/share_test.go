@@ -2,9 +2,7 @@ package informers
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/engine/resources"
@@ -23,25 +20,9 @@ import (
 	"metascript.dev/metascript/test/controlplane"
 )
 
-var apiConfig *rest.Config
+var cp *controlplane.ControlPlane
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	cp, err := controlplane.Start(controlplane.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	apiConfig = cp.Config
-	code := m.Run()
-	if err := cp.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { controlplane.RunTests(m, &cp) }
 
 var (
 	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -133,7 +114,7 @@ func TestShareCachesOwnedParentsAndTheirChildren(t *testing.T) {
 		t.Skip("needs a control plane")
 	}
 	ctx := context.Background()
-	dyn := dynamic.NewForConfigOrDie(apiConfig)
+	dyn := dynamic.NewForConfigOrDie(cp.Config)
 	ns := "share"
 	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx,
 		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},

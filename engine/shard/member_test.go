@@ -3,10 +3,7 @@ package shard
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,25 +17,9 @@ import (
 	"metascript.dev/metascript/test/controlplane"
 )
 
-var apiConfig *rest.Config
+var cp *controlplane.ControlPlane
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	cp, err := controlplane.Start(controlplane.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	apiConfig = cp.Config
-	code := m.Run()
-	if err := cp.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { controlplane.RunTests(m, &cp) }
 
 // cuttable is a transport that fails every request while cut: a member cut off from the
 // API server, as a crashed or partitioned one looks to the others.
@@ -70,7 +51,7 @@ func start(t *testing.T, ring, id string) *running { t.Helper(); return startWit
 func startWith(t *testing.T, ring, id string, caches Caches) *running {
 	t.Helper()
 	r := &running{done: make(chan error, 1)}
-	cfg := rest.CopyConfig(apiConfig)
+	cfg := rest.CopyConfig(cp.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return cuttable{rt, &r.cut} })
 	m, err := New(Config{Client: kubernetes.NewForConfigOrDie(cfg), Namespace: "default", Ring: ring, Identity: id,
 		LeaseDuration: 4 * time.Second, RenewDeadline: 2500 * time.Millisecond, RetryPeriod: 500 * time.Millisecond})
@@ -189,7 +170,7 @@ func TestMembersShareAndHandOver(t *testing.T) {
 		t.Fatalf("c stopped with %v", err)
 	}
 	c.done <- nil // for the cleanup
-	_, err := kubernetes.NewForConfigOrDie(apiConfig).CoordinationV1().Leases("default").Get(context.Background(), c.Name(), metav1.GetOptions{})
+	_, err := kubernetes.NewForConfigOrDie(cp.Config).CoordinationV1().Leases("default").Get(context.Background(), c.Name(), metav1.GetOptions{})
 	if !apierrors.IsNotFound(err) {
 		t.Fatalf("c's Lease after a graceful stop: %v", err)
 	}
@@ -220,7 +201,7 @@ func TestMembersShareAndHandOver(t *testing.T) {
 		t.Fatal("b still owns keys after giving up")
 	}
 	waitFor(t, "b's Lease to be removed", func() bool {
-		_, err := kubernetes.NewForConfigOrDie(apiConfig).CoordinationV1().Leases("default").Get(context.Background(), b.Name(), metav1.GetOptions{})
+		_, err := kubernetes.NewForConfigOrDie(cp.Config).CoordinationV1().Leases("default").Get(context.Background(), b.Name(), metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
 }

@@ -33,16 +33,7 @@ import (
 
 var cp *controlplane.ControlPlane
 
-func TestMain(m *testing.M) {
-	var err error
-	if cp, err = controlplane.Start(controlplane.Options{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cp.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { controlplane.RunTests(m, &cp) }
 
 // shippedWebhook is manifests/admission's ValidatingWebhookConfiguration, its clientConfig
 // pointed at url with caBundle instead of the in-cluster Service.

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -265,4 +267,25 @@ func ReadAudit(path string, each func(*AuditEvent)) error {
 		each(&ev)
 	}
 	return sc.Err()
+}
+
+// RunTests is a package's TestMain for tests against one control plane: it starts one
+// (unless -short, when the tests that need it skip themselves and cp stays nil), runs the
+// tests, stops it and exits with the tests' code. cp receives the control plane.
+func RunTests(m interface{ Run() int }, cp **ControlPlane) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	started, err := Start(Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*cp = started
+	code := m.Run()
+	if err := started.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
 }

@@ -42,13 +42,7 @@ func TestRenderAgreesWithTheEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Stop()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "metascript")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/metascript")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	_, dir, bin := buildEngine(t)
 
 	for ex, timed := range examples {
 		for _, lang := range []string{"starlark", "javascript"} {

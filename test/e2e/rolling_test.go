@@ -34,17 +34,7 @@ var (
 // already recreated is not recreated again, a child not yet reached is not skipped, and the
 // rollout still waits for each recreated child to be Ready.
 func TestRollingSurvivesSIGKILL(t *testing.T) {
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "metascript")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/metascript")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	root, dir, bin := buildEngine(t)
 	cp, err := controlplane.Start(controlplane.Options{CRDDirs: []string{
 		filepath.Join(root, "manifests", "crds"), filepath.Join(testdataDir, "crds")}})
 	if err != nil {

@@ -19,6 +19,24 @@ import (
 	"metascript.dev/metascript/test/controlplane"
 )
 
+// buildEngine builds the metascript command into a temporary folder: the repository's root,
+// the folder and the binary's path.
+func buildEngine(t *testing.T) (root, dir, bin string) {
+	t.Helper()
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "metascript")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/metascript")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return root, dir, bin
+}
+
 func freePort(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -42,17 +60,7 @@ func get(url string) (int, string) {
 // TestRunServesProbesAndMetricsAndStopsOnSIGTERM: `metascript run` becomes ready, serves
 // /healthz, /readyz and /metrics, and exits 0 after SIGTERM.
 func TestRunServesProbesAndMetricsAndStopsOnSIGTERM(t *testing.T) {
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "metascript")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/metascript")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	_, dir, bin := buildEngine(t)
 	cp, err := controlplane.Start(controlplane.Options{})
 	if err != nil {
 		t.Fatal(err)
