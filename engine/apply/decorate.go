@@ -63,7 +63,13 @@ func (a *Applier) Decorate(ctx context.Context, res Resource, target *unstructur
 	labels, annotations, recorded, statusOK, metaOK := p.labels, p.annotations, p.recorded, p.statusOK, p.metaOK
 	stored := target
 	if !statusOK && hasStatus {
-		out, err := client.ApplyStatus(ctx, target.GetName(), a.skeleton(target, map[string]any{"status": d.Status}),
+		fields := map[string]any{"status": d.Status}
+		if len(d.Status) == 0 {
+			// An empty status would be applied as null, which a schema with a status object
+			// refuses: applying none drops this manager's fields all the same.
+			fields = map[string]any{}
+		}
+		out, err := client.ApplyStatus(ctx, target.GetName(), a.skeleton(target, fields),
 			metav1.ApplyOptions{FieldManager: a.manager, Force: true})
 		if err != nil {
 			return nil, classify("apply status of", res, target, err)
@@ -76,7 +82,7 @@ func (a *Applier) Decorate(ctx context.Context, res Resource, target *unstructur
 			md["labels"] = strings2any(labels, "", "")
 		}
 		fields := map[string]any{"metadata": md}
-		if !hasStatus && d.Status != nil {
+		if !hasStatus && len(d.Status) > 0 { // empty: none, as above
 			fields["status"] = d.Status
 		}
 		out, err := client.Apply(ctx, target.GetName(), a.skeleton(target, fields),

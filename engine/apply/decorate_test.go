@@ -96,6 +96,29 @@ func TestDecorateStatusSubresource(t *testing.T) {
 	}
 }
 
+// TestDecorateStatusAllDropped: a decorator that stops returning every status field it set,
+// on a target whose status holds nothing else, leaves an empty status; the API server does not
+// refuse the write.
+func TestDecorateStatusAllDropped(t *testing.T) {
+	ctx := integration(t)
+	ns := newNamespace(t, ctx)
+	create(t, ctx, gadgets, obj("test.metascript.dev/v1", "Gadget", ns, "g"))
+	a := New(counted, "decorator/d")
+	record := DecorationRecord("d")
+	for _, d := range []Decoration{{Status: map[string]any{"mine": "1"}}, {Status: map[string]any{}}} {
+		if _, err := a.Decorate(ctx, gadgets, observe(t, ctx, gadgets, ns, "g"), record, true, d); err != nil {
+			t.Fatalf("status %v: %v", d.Status, err)
+		}
+	}
+	live := observe(t, ctx, gadgets, ns, "g")
+	if s, _, _ := unstructured.NestedMap(live.Object, "status"); len(s) != 0 {
+		t.Fatalf("status after dropping every field: %v", live.Object["status"])
+	}
+	if n := requests(func() { _, _ = a.Decorate(ctx, gadgets, live, record, true, Decoration{Status: map[string]any{}}) }); n != 0 {
+		t.Fatalf("converged target: %d requests, want 0", n)
+	}
+}
+
 // TestDecorateNeverRecreates: a target deleted since it was observed is not written back.
 func TestDecorateNeverRecreates(t *testing.T) {
 	ctx := integration(t)
