@@ -1,9 +1,13 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"metascript.dev/metascript/engine/manager"
 	"metascript.dev/metascript/test/enginetest"
@@ -57,4 +61,44 @@ func TestDeletedControllerReleasesItsParents(t *testing.T) {
 	if ev := env.Events(t, ns, "leaving")["FinalizeAbandoned"]; len(ev) != 0 {
 		t.Fatalf("the parent whose finalize succeeded was abandoned: %v", ev)
 	}
+}
+
+// TestDeletedControllerWithManyParents: a controller with a finalize hook and 50 parents is
+// deleted; every parent can then be deleted.
+func TestDeletedControllerWithManyParents(t *testing.T) {
+	cc := controller(t, "removal.yaml")
+	ns := env.Namespace(t)
+	const n, finalizer = 50, "metascript.dev/compositecontroller-removal"
+	var parents []*unstructured.Unstructured
+	for i := range n {
+		parents = append(parents, bundle(t, ns, fmt.Sprintf("p%d", i), "removal", fmt.Sprintf("p%d", i)))
+	}
+	holding := func() int {
+		list, err := env.Client(t, parents[0]).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := 0
+		for _, b := range list.Items {
+			if slices.Contains(b.GetFinalizers(), finalizer) {
+				held++
+			}
+		}
+		return held
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		h := holding()
+		return h == n, fmt.Sprintf("%d of %d parents hold the finalizer", h, n)
+	})
+	deleteController(t, cc)
+	for _, p := range parents {
+		env.Delete(t, p)
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		list, err := env.Client(t, parents[0]).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Items) == 0, fmt.Sprintf("%d parents left after their controller went", len(list.Items))
+	})
 }
