@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -128,11 +129,59 @@ func (a *rollingAsked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, e
 			}
 		}
 	}
+	held := k.holdRemovals(step, desired, observed, out)
 	if len(writes.Create)+len(writes.Update)+len(writes.Delete) > 0 {
 		out.Prepare = func(ctx context.Context) error { return k.rolling.store.Write(ctx, parent, writes) }
 	}
-	out.Status, out.Conditions = newest.Status, []map[string]any{rolloutCondition(latest, step)}
+	cond := rolloutCondition(latest, step)
+	if held > 0 {
+		cond["message"] = fmt.Sprintf("%s; %d child(ren) the hook no longer returns wait for removal, one at a time once every child is ready", cond["message"], held)
+	}
+	out.Status, out.Conditions = newest.Status, []map[string]any{cond}
 	return out, nil
+}
+
+// holdRemovals keeps rolling children the newest revision no longer asks for (a scale-down)
+// until removing one cannot take a second child down: while a child holds the rollout or
+// was just moved to the newest revision, while one is being deleted, or while a desired child
+// fails its checks, none goes; otherwise the one with the highest name does, and the rest
+// wait for the next reconcile, which its deletion brings. It returns how many it kept.
+func (k *kind) holdRemovals(step revision.Step, desired []revision.Child, observed map[revision.Child]*unstructured.Unstructured,
+	out *reconcile.Outcome) int {
+	var leaving []revision.Child
+	down := step.Blocker != nil || step.Moved != nil
+	for c, o := range observed {
+		switch {
+		case o == nil:
+		case o.GetDeletionTimestamp() != nil:
+			down = true // going already: one child down
+		case !slices.Contains(desired, c):
+			leaving = append(leaving, c)
+		default:
+			if ok, _ := passes(o, k.rolling.rules[k.ruleOf(c)]); !ok {
+				down = true
+			}
+		}
+	}
+	if len(leaving) == 0 {
+		return 0
+	}
+	slices.SortFunc(leaving, func(a, b revision.Child) int { return compareNames(b.Name, a.Name) }) // highest first
+	if !down {
+		leaving = leaving[1:] // this one goes now
+	}
+	for _, c := range leaving {
+		out.Untouched[observed[c]] = true
+	}
+	return len(leaving)
+}
+
+// compareNames orders names as their numbers read: "c-10" after "c-9".
+func compareNames(a, b string) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
 }
 
 // rolloutCondition says where the rollout is.

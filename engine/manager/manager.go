@@ -212,7 +212,7 @@ func (m *Manager) Run(ctx context.Context) error {
 					return
 				}
 				if err := m.sync(ctx, k); err != nil {
-					m.opts.Log.Error("controller resource not started", "controller", m.ref(k), "error", err.Error())
+					m.opts.Log.Error("controller resource not synced; retrying", "controller", m.ref(k), "error", err.Error())
 					m.queue.AddRateLimited(k)
 				} else {
 					m.queue.Forget(k)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -266,4 +268,69 @@ func TestRollingRollback(t *testing.T) {
 		return s == "True" && strings.Contains(m, v1Name) && len(left) == 1 && left[v1Name] > both[v2Name],
 			fmt.Sprintf("RolledOut %s: %s; revisions %v, want only %s, numbered above %s's %d", s, m, left, v1Name, v2Name, both[v2Name])
 	})
+}
+
+// TestRollingScaleDownOneDownAtATime: a scale-down during a rollout waits while another
+// child holds the rollout, and children leave one at a time once every child is ready: at no
+// moment are two children down (absent, being deleted or not Ready).
+func TestRollingScaleDownOneDownAtATime(t *testing.T) {
+	controller(t, "rolling.yaml", "NAME", "roll-scale", "SUITE", "roll-scale", "METHOD", "RollingRecreate")
+	ns := env.Namespace(t)
+	b := rollingBundle(t, ns, "s", "roll-scale", "v1")
+	names := []string{"s-0", "s-1", "s-2"}
+	waitCopies(t, ns, map[string]string{"s-0": "v1/", "s-1": "v1/", "s-2": "v1/"})
+	for _, n := range names {
+		setReady(t, ns, n, true)
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		s, m := rolledOut(t, ns, "s")
+		return s == "True", "RolledOut " + s + ": " + m
+	})
+	// Watch, until the test ends, how many children are down at once.
+	down := func() int { // off the test's goroutine: no t here
+		n := 0
+		for _, name := range names {
+			c, err := env.Dynamic.Resource(copies).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+			if err != nil || c.GetDeletionTimestamp() != nil || enginetest.Condition(c, "Ready") != "True" {
+				n++
+			}
+		}
+		return n
+	}
+	worst := make(chan int, 1)
+	stop := make(chan struct{})
+	stopWatching := sync.OnceFunc(func() { close(stop) })
+	t.Cleanup(stopWatching) // a failure below ends the test before the end of the watch
+	go func() {
+		w := 0
+		for {
+			select {
+			case <-stop:
+				worst <- w
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			w = max(w, down())
+		}
+	}()
+
+	env.Patch(t, b, `{"spec":{"template":{"value":"v2"}}}`)
+	waitCopies(t, ns, map[string]string{"s-0": "v2/", "s-1": "v1/", "s-2": "v1/"})
+	env.Patch(t, b, `{"spec":{"replicas":2}}`) // s-0 holds the rollout: s-2 stays for now
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		_, m := rolledOut(t, ns, "s")
+		return strings.Contains(m, "1 child(ren) the hook no longer returns wait"), "RolledOut: " + m
+	})
+	waitIdle(t, "compositecontroller/roll-scale")
+	checkCopies(t, ns, map[string]string{"s-0": "v2/", "s-1": "v1/", "s-2": "v1/"})
+	setReady(t, ns, "s-0", true)
+	waitCopies(t, ns, map[string]string{"s-0": "v2/", "s-1": "v2/", "s-2": "v1/"})
+	waitIdle(t, "compositecontroller/roll-scale")
+	checkCopies(t, ns, map[string]string{"s-0": "v2/", "s-1": "v2/", "s-2": "v1/"}) // s-1 is down: s-2 still waits
+	setReady(t, ns, "s-1", true)
+	waitCopies(t, ns, map[string]string{"s-0": "v2/", "s-1": "v2/", "s-2": "<absent>"})
+	stopWatching()
+	if w := <-worst; w > 1 {
+		t.Fatalf("%d children were down at once, want at most 1", w)
+	}
 }
