@@ -57,7 +57,9 @@ type Options struct {
 	StatusInterval time.Duration
 	// RemovalGrace bounds the finalize hooks of a deleted controller (manager.Options).
 	RemovalGrace time.Duration
-	Log          *slog.Logger
+	// RevisionNamespace holds the rollout revisions of cluster-scoped parents.
+	RevisionNamespace string
+	Log               *slog.Logger
 	// Metrics defaults to a new registry.
 	Metrics *metrics.Metrics
 	// Shard, when set, shares the work with the engine's other replicas (engine/shard):
@@ -147,16 +149,17 @@ func New(opts Options) (*Engine, error) {
 		Recorder:  e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"}),
 		Identities: &identity.Source{Config: opts.Config,
 			Reviewer: identity.NewReviewer(kube.AuthorizationV1().SubjectAccessReviews())},
-		Metrics:        opts.Metrics,
-		Log:            opts.Log,
-		Workers:        opts.Workers,
-		Budget:         budget(opts.MaxReconciles),
-		Cores:          cores(opts.InlineCallSlots),
-		HookCalls:      opts.MaxHookCalls,
-		StatusInterval: opts.StatusInterval,
-		RemovalGrace:   opts.RemovalGrace,
-		Trace:          e.Trace,
-		Shard:          opts.Shard,
+		Metrics:           opts.Metrics,
+		Log:               opts.Log,
+		Workers:           opts.Workers,
+		Budget:            budget(opts.MaxReconciles),
+		Cores:             cores(opts.InlineCallSlots),
+		HookCalls:         opts.MaxHookCalls,
+		StatusInterval:    opts.StatusInterval,
+		RemovalGrace:      opts.RemovalGrace,
+		RevisionNamespace: opts.RevisionNamespace,
+		Trace:             e.Trace,
+		Shard:             opts.Shard,
 	})
 	e.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	return e, nil

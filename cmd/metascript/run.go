@@ -43,6 +43,7 @@ type engineFlags struct {
 	shutdownGrace  time.Duration
 	statusInterval time.Duration
 	removalGrace   time.Duration
+	revisionNS     string
 	leader         leaderFlags
 }
 
@@ -75,6 +76,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	f.isolated.register(fs)
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight reconciles may run after SIGTERM")
 	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "how often controller status counts are refreshed")
+	fs.StringVar(&f.revisionNS, "revision-namespace", "metascript-system", "the namespace holding the rollout revisions of cluster-scoped parents (a namespaced parent's live in its own); empty: their children cannot roll")
 	fs.DurationVar(&f.removalGrace, "removal-grace", 5*time.Minute, "how long a deleted controller's finalize hook may take for a parent being deleted before the parent is released without it")
 	f.leader.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -146,18 +148,19 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 		return err
 	}
 	opts := engine.Options{
-		Config:         cfg,
-		Workers:        f.workers,
-		MaxReconciles:  f.maxReconciles,
-		MaxHookCalls:   f.maxHookCalls,
-		CacheSize:      f.cacheSize,
-		Defaults:       defaults,
-		Ceilings:       ceilings,
-		StatusInterval: f.statusInterval,
-		RemovalGrace:   f.removalGrace,
-		Log:            log,
-		Metrics:        metrics,
-		Isolated:       isolatedOpts,
+		Config:            cfg,
+		Workers:           f.workers,
+		MaxReconciles:     f.maxReconciles,
+		MaxHookCalls:      f.maxHookCalls,
+		CacheSize:         f.cacheSize,
+		Defaults:          defaults,
+		Ceilings:          ceilings,
+		StatusInterval:    f.statusInterval,
+		RemovalGrace:      f.removalGrace,
+		RevisionNamespace: f.revisionNS,
+		Log:               log,
+		Metrics:           metrics,
+		Isolated:          isolatedOpts,
 	}
 	if member != nil {
 		opts.Shard = member

@@ -119,7 +119,7 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 			if len(b.Resources) > 1+len(children) {
 				revisions = &b.Resources[len(b.Resources)-1]
 			}
-			if err := k.roll(cc, parent, revisions, i, us); err != nil {
+			if err := k.roll(cc, parent, revisions, env.RevisionNamespace, i, us); err != nil {
 				return nil, err
 			}
 			// The skeleton writes a rolling child as the revision it belongs to asks.
@@ -133,7 +133,7 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 	if k.rolling != nil {
 		// The revisions, whose events reach the parent that owns them (no Map).
 		watches.Inputs = []reconcile.Input{{Resource: b.Resources[len(b.Resources)-1]}}
-		k.rolling.store = revision.Store{Client: env.Client, FieldManager: b.FieldManager()}
+		k.rolling.store = revision.Store{Client: env.Client, FieldManager: b.FieldManager(), Namespace: k.rolling.namespace}
 	}
 	return reconcile.New(b, reconcile.Config{
 		Env:          env,
@@ -167,16 +167,19 @@ type kind struct {
 }
 
 // roll sets up rolling updates for child rule i.
-func (k *kind) roll(cc *v1alpha1.CompositeController, parent resources.Resource, revisions *resources.Resource, i int,
-	us *v1alpha1.ChildUpdateStrategy) error {
+func (k *kind) roll(cc *v1alpha1.CompositeController, parent resources.Resource, revisions *resources.Resource, revisionNamespace string,
+	i int, us *v1alpha1.ChildUpdateStrategy) error {
 	switch {
-	case !parent.Namespaced:
-		return fmt.Errorf("spec.childResources[%d].updateStrategy.method: %s needs a namespaced parent (revisions live in its namespace)", i, us.Method)
+	case !parent.Namespaced && revisionNamespace == "":
+		return fmt.Errorf("spec.childResources[%d].updateStrategy.method: %s of a cluster-scoped parent needs the engine's --revision-namespace (revisions of a namespaced parent live in its namespace)", i, us.Method)
 	case revisions == nil:
 		return fmt.Errorf("spec.childResources[%d].updateStrategy.method: %s needs the ControllerRevision resource (install the engine's CRDs)", i, us.Method)
 	}
 	if k.rolling == nil {
 		k.rolling = &rolling{paths: revision.DefaultFieldPaths, rules: map[int][]v1alpha1.StatusConditionCheck{}}
+		if !parent.Namespaced {
+			k.rolling.namespace = revisionNamespace
+		}
 		if rh := cc.Spec.ParentResource.RevisionHistory; rh != nil && len(rh.FieldPaths) > 0 {
 			k.rolling.paths = rh.FieldPaths
 		}

@@ -26,6 +26,9 @@ type rolling struct {
 	paths []string                                // revisionHistory.fieldPaths
 	rules map[int][]v1alpha1.StatusConditionCheck // rolling rule index → its status checks
 	store revision.Store
+	// namespace holds the revisions of a cluster-scoped parent (Env.RevisionNamespace);
+	// empty for a namespaced one, whose revisions live in its own namespace.
+	namespace string
 }
 
 // askRolling is Ask for a parent with rolling children. The hook is called once for each
@@ -38,7 +41,7 @@ func (k *kind) askRolling(d *reconcile.Gathered) (reconcile.Asked, error) {
 	parent := d.Parent
 	a := &rollingAsked{k: k, d: d, observed: map[revision.Child]*unstructured.Unstructured{}}
 	a.patch = revision.Patch(parent, k.rolling.paths)
-	a.latest = revision.Name(parent.GetName(), revision.Hash(a.patch))
+	a.latest = revision.Name(k.revisionBase(parent), revision.Hash(a.patch))
 	revs, err := k.revisionsOf(parent, d.Inputs[0])
 	if err != nil {
 		return nil, err
@@ -220,6 +223,17 @@ func passes(obj *unstructured.Unstructured, checks []v1alpha1.StatusConditionChe
 		}
 	}
 	return true, ""
+}
+
+// revisionBase is what a parent's revision names start with: its name, and for a cluster-scoped
+// parent, whose revisions share one namespace with other kinds' parents of that name, a
+// piece of its UID.
+func (k *kind) revisionBase(parent *unstructured.Unstructured) string {
+	if k.rolling.namespace == "" {
+		return parent.GetName()
+	}
+	uid := string(parent.GetUID())
+	return parent.GetName() + "-" + uid[:min(8, len(uid))]
 }
 
 // revisionsOf reads the parent's revisions from the revisions' cache, by owner.

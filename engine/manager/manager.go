@@ -72,6 +72,8 @@ type Options struct {
 	// RemovalGrace bounds how long the finalize hooks of a deleted controller may take for
 	// the parents being deleted, before those are released without them; default 5 minutes.
 	RemovalGrace time.Duration
+	// RevisionNamespace holds the rollout revisions of cluster-scoped parents (reconcile.Env).
+	RevisionNamespace string
 	// Shard, when set, is the engine's place in a ring of replicas sharing the work: each
 	// runner reconciles the parents the engine owns, and one member writes each controller's
 	// status. Unset, this engine does all the work.

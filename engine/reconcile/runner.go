@@ -64,6 +64,9 @@ type Env struct {
 	// Trace, when set, records each reconcile: what triggered it, its hook calls and its
 	// writes (engine/trace).
 	Trace *trace.Recorder
+	// RevisionNamespace holds the rollout revisions of cluster-scoped parents; empty, their
+	// children cannot roll (a namespaced parent's revisions live in its namespace).
+	RevisionNamespace string
 }
 
 // Shard says which parents this engine reconciles, by a key naming the controller and the

@@ -12,21 +12,27 @@ import (
 	"metascript.dev/metascript/apis/v1alpha1"
 )
 
-// Store writes a parent's revisions: ControllerRevisions in the parent's namespace, owned by
-// it, by server-side apply under the controller's field manager.
+// Store writes a parent's revisions: ControllerRevisions in the parent's namespace (in
+// Namespace for a cluster-scoped parent), owned by it, by server-side apply under the
+// controller's field manager.
 type Store struct {
 	Client       dynamic.Interface
 	FieldManager string
+	Namespace    string
 }
 
 // Write makes the revision writes of w for parent, creates and updates first (the latest
 // revision's list records a moved child before the older one forgets it), deletes last. It
 // stops at the first error: the reconcile writes no child after a failed revision write.
 func (s Store) Write(ctx context.Context, parent *unstructured.Unstructured, w Writes) error {
-	client := s.Client.Resource(v1alpha1.ControllerRevisionResource).Namespace(parent.GetNamespace())
+	ns := parent.GetNamespace()
+	if ns == "" {
+		ns = s.Namespace
+	}
+	client := s.Client.Resource(v1alpha1.ControllerRevisionResource).Namespace(ns)
 	owner := *metav1.NewControllerRef(parent, parent.GroupVersionKind())
 	for _, r := range append(append([]Revision{}, w.Create...), w.Update...) {
-		obj := &unstructured.Unstructured{Object: Object(r, parent.GetNamespace())}
+		obj := &unstructured.Unstructured{Object: Object(r, ns)}
 		obj.SetOwnerReferences([]metav1.OwnerReference{owner})
 		if _, err := client.Apply(ctx, r.Name, obj, metav1.ApplyOptions{FieldManager: s.FieldManager, Force: true}); err != nil {
 			return fmt.Errorf("writing ControllerRevision %s: %w", r.Name, err)

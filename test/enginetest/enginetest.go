@@ -105,17 +105,18 @@ func Start(opts Options) (*Env, error) {
 		ceilings = *opts.Ceilings
 	}
 	eng, err := engine.New(engine.Options{
-		Config:         engineConfig,
-		Workers:        opts.Workers,
-		MaxReconciles:  16, // as metascript run's defaults: every suite runs under the shared budget
-		MaxHookCalls:   8,  // and the bound of each controller's hook calls
-		CacheSize:      128,
-		Defaults:       scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 10_000_000, MaxStackDepth: 200, MaxMemory: 64 << 20},
-		Ceilings:       ceilings,
-		StatusInterval: 500 * time.Millisecond,
-		RemovalGrace:   cmp.Or(opts.RemovalGrace, 3*time.Second),
-		Log:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
-		Isolated:       opts.Isolated,
+		Config:            engineConfig,
+		Workers:           opts.Workers,
+		MaxReconciles:     16, // as metascript run's defaults: every suite runs under the shared budget
+		MaxHookCalls:      8,  // and the bound of each controller's hook calls
+		CacheSize:         128,
+		Defaults:          scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 10_000_000, MaxStackDepth: 200, MaxMemory: 64 << 20},
+		Ceilings:          ceilings,
+		StatusInterval:    500 * time.Millisecond,
+		RemovalGrace:      cmp.Or(opts.RemovalGrace, 3*time.Second),
+		RevisionNamespace: "default",
+		Log:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		Isolated:          opts.Isolated,
 	})
 	if err != nil {
 		cp.Stop()

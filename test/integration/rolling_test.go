@@ -334,3 +334,52 @@ func TestRollingScaleDownOneDownAtATime(t *testing.T) {
 		t.Fatalf("%d children were down at once, want at most 1", w)
 	}
 }
+
+// TestRollingClusterScopedParent: a cluster-scoped parent's children roll one at a time like
+// a namespaced parent's; its revisions live in the engine's revision namespace, owned by it.
+func TestRollingClusterScopedParent(t *testing.T) {
+	controller(t, "rolling-cluster.yaml")
+	ns := env.Namespace(t)
+	name := "rc-" + ns
+	p := env.Create(t, "", &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": bundleAPI, "kind": "ClusterBundle",
+		"metadata": map[string]any{"name": name, "labels": map[string]any{"suite": "roll-cluster"}},
+		"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": name}},
+			"namespace": ns, "template": map[string]any{"value": "v1"}},
+	}})
+	t.Cleanup(func() { env.Delete(t, p) })
+	c0, c1 := name+"-0", name+"-1"
+	waitCopies(t, ns, map[string]string{c0: "v1/", c1: "v1/"})
+	setReady(t, ns, c0, true)
+	setReady(t, ns, c1, true)
+	rolled := func() (string, string) {
+		cur := env.Get(t, bundleAPI, "ClusterBundle", "", name)
+		return enginetest.Condition(cur, "RolledOut"), conditionMessage(cur, "RolledOut")
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) { s, m := rolled(); return s == "True", "RolledOut " + s + ": " + m })
+
+	env.Patch(t, p, `{"spec":{"template":{"value":"v2"}}}`)
+	waitCopies(t, ns, map[string]string{c0: "v2/", c1: "v1/"})
+	waitIdle(t, "compositecontroller/roll-cluster")
+	checkCopies(t, ns, map[string]string{c0: "v2/", c1: "v1/"}) // c0 is not Ready: c1 waits
+	setReady(t, ns, c0, true)
+	waitCopies(t, ns, map[string]string{c0: "v2/", c1: "v2/"})
+	setReady(t, ns, c1, true)
+	enginetest.Eventually(t, wait, func() (bool, string) { s, m := rolled(); return s == "True", "RolledOut " + s + ": " + m })
+
+	list, err := env.Dynamic.Resource(controllerRevisions).Namespace("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := 0
+	for _, r := range list.Items {
+		for _, o := range r.GetOwnerReferences() {
+			if o.UID == p.GetUID() && o.Kind == "ClusterBundle" {
+				owned++
+			}
+		}
+	}
+	if owned != 1 {
+		t.Fatalf("%d revisions in the revision namespace owned by the ClusterBundle after the rollout, want 1", owned)
+	}
+}
