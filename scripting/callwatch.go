@@ -105,6 +105,9 @@ func (w *CallWatch) Reason() StopReason {
 // after the interpreter returned.
 func (w *CallWatch) End() (unstopped bool) {
 	w.timer.Stop()
+	if u := usageOf(w.ctx); u != nil {
+		u.Duration, u.Timeout, u.MaxSteps = time.Since(w.started), w.budget.Timeout, uint64(w.budget.MaxSteps)
+	}
 	if w.stopCtx != nil {
 		w.stopCtx()
 	}

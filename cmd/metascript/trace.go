@@ -112,7 +112,7 @@ func writeTrace(w io.Writer, recs []trace.Reconcile) {
 			if c.About != "" {
 				what += " for " + c.About
 			}
-			fmt.Fprintf(w, "  call %s (%s) %s: ", what, c.Form, c.Duration.Round(time.Microsecond))
+			fmt.Fprintf(w, "  call %s (%s) %s%s: ", what, c.Form, c.Duration.Round(time.Microsecond), budgetUse(c.Used))
 			switch {
 			case c.Error != "":
 				fmt.Fprintf(w, "error: %s\n", c.Error)
@@ -130,6 +130,18 @@ func writeTrace(w io.Writer, recs []trace.Reconcile) {
 			fmt.Fprintf(w, "  write %s %s: %s\n", wr.Operation, wr.Object, result)
 		}
 	}
+}
+
+// budgetUse says what a call used of its budget: " of 5s, 1234 of 1000000 steps".
+func budgetUse(u trace.Used) string {
+	var b strings.Builder
+	if u.Timeout > 0 {
+		b.WriteString(" of " + u.Timeout.String())
+	}
+	if u.MaxSteps > 0 {
+		fmt.Fprintf(&b, ", %d of %d steps", u.Steps, u.MaxSteps)
+	}
+	return b.String()
 }
 
 // brief is s, cut to a line's width.

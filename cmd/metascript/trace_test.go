@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"metascript.dev/metascript/engine/trace"
 )
@@ -14,12 +15,13 @@ import (
 func TestTraceCommand(t *testing.T) {
 	rec := trace.New()
 	s := rec.Begin("compositecontroller/web", "ns/site", "child")
-	s.Call("sync", "", "starlark", 0, map[string]any{"status": map[string]any{"ready": true}}, nil)
+	s.Call("sync", "", "starlark", 0, trace.Used{Timeout: 5 * time.Second, Steps: 1234, MaxSteps: 1000000},
+		map[string]any{"status": map[string]any{"ready": true}}, nil)
 	s.Write("created", "ConfigMap ns/site-a", nil)
 	s.Write("apply", "ConfigMap ns/site-b", errors.New(`admission webhook denied the request`))
 	s.End(errors.New("1 write failed"))
 	o := rec.Begin("compositecontroller/other", "ns/x", "resync")
-	o.Call("sync", "", "javascript", 0, nil, errors.New("sync hook: TypeError: x is undefined at sync (sync.js:3:5)"))
+	o.Call("sync", "", "javascript", 0, trace.Used{}, nil, errors.New("sync hook: TypeError: x is undefined at sync (sync.js:3:5)"))
 	o.End(errors.New("sync hook failed"))
 	srv := httptest.NewServer(rec.Handler())
 	defer srv.Close()
@@ -35,7 +37,7 @@ func TestTraceCommand(t *testing.T) {
 	}{
 		{name: "text, one controller", args: []string{"--addr", addr, "--controller", "compositecontroller/web"}, code: exitOK,
 			want: []string{"compositecontroller/web ns/site (trigger: child)", "error: 1 write failed",
-				`  call sync (starlark)`, `answered {"status":{"ready":true}}`,
+				`  call sync (starlark) 0s of 5s, 1234 of 1000000 steps: answered {"status":{"ready":true}}`,
 				"  write created ConfigMap ns/site-a: ok", "  write apply ConfigMap ns/site-b: error: admission webhook denied the request"},
 			wantNot: []string{"compositecontroller/other"}},
 		{name: "a failed call", args: []string{"--addr", addr, "--parent", "ns/x"}, code: exitOK,

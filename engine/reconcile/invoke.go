@@ -45,8 +45,14 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 		defer cores.Release(r.name)
 	}
 	start := time.Now()
+	span := trace.SpanOf(ctx)
+	var used scripting.Usage
+	if span != nil {
+		ctx = scripting.WithUsage(ctx, &used)
+	}
 	resp, err := hook.Invoke(ctx, req, log)
-	trace.SpanOf(ctx).Call(hookName, about, hook.Form(), time.Since(start), resp, err)
+	span.Call(hookName, about, hook.Form(), time.Since(start),
+		trace.Used{Timeout: used.Timeout, Steps: used.Steps, MaxSteps: used.MaxSteps}, resp, err)
 	r.cfg.Metrics.HookDuration.WithLabelValues(r.name, hookName, hook.Form()).Observe(time.Since(start).Seconds())
 	if err == nil {
 		r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hookName, hook.Form(), "success").Inc()

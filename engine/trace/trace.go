@@ -43,10 +43,20 @@ type Call struct {
 	About    string        `json:"about,omitempty"` // what a call standing alone was for (a map call's input)
 	Form     string        `json:"form"`            // starlark, javascript, webhook
 	Duration time.Duration `json:"duration"`
+	// Used is what an inline hook used of its budget; zero for a webhook.
+	Used Used `json:"used,omitzero"`
 	// Answer is the hook's answer as JSON, cut at MaxAnswer bytes (Cut says so).
 	Answer json.RawMessage `json:"answer,omitempty"`
 	Cut    bool            `json:"cut,omitempty"`
 	Error  string          `json:"error,omitempty"`
+}
+
+// Used is what a call used of its budget: its run time of the timeout, and for Starlark its
+// steps of maxSteps.
+type Used struct {
+	Timeout  time.Duration `json:"timeout,omitempty"`
+	Steps    uint64        `json:"steps,omitempty"`
+	MaxSteps uint64        `json:"maxSteps,omitempty"`
 }
 
 // Write is one write the reconcile made.
@@ -85,12 +95,13 @@ type Span struct {
 	rec *Reconcile
 }
 
-// Call records a hook call that answered answer (nil when it failed with err).
-func (s *Span) Call(hook, about, form string, took time.Duration, answer map[string]any, err error) {
+// Call records a hook call that answered answer (nil when it failed with err), and what it
+// used of its budget.
+func (s *Span) Call(hook, about, form string, took time.Duration, used Used, answer map[string]any, err error) {
 	if s == nil {
 		return
 	}
-	c := Call{Hook: hook, About: about, Form: form, Duration: took}
+	c := Call{Hook: hook, About: about, Form: form, Duration: took, Used: used}
 	if err != nil {
 		c.Error = err.Error()
 	} else if answer != nil {

@@ -13,7 +13,7 @@ func TestRecorderBounds(t *testing.T) {
 	r := New()
 	for i := range PerController + 5 {
 		s := r.Begin("compositecontroller/a", fmt.Sprintf("ns/p%d", i%3), "parent")
-		s.Call("sync", "", "starlark", 0, map[string]any{"i": i}, nil)
+		s.Call("sync", "", "starlark", 0, Used{}, map[string]any{"i": i}, nil)
 		s.End(nil)
 	}
 	got := r.Records(Query{Controller: "compositecontroller/a"})
@@ -41,8 +41,8 @@ func TestRecorderBounds(t *testing.T) {
 func TestSpanAnswersAndErrors(t *testing.T) {
 	r := New()
 	s := r.Begin("c", "ns/p", "child")
-	s.Call("sync", "", "javascript", 0, map[string]any{"big": strings.Repeat("x", MaxAnswer)}, nil)
-	s.Call("map", "input ns/i", "starlark", 0, nil, errors.New("boom"))
+	s.Call("sync", "", "javascript", 0, Used{}, map[string]any{"big": strings.Repeat("x", MaxAnswer)}, nil)
+	s.Call("map", "input ns/i", "starlark", 0, Used{}, nil, errors.New("boom"))
 	s.Write("create", "ConfigMap ns/a", nil)
 	s.Write("update", "ConfigMap ns/b", errors.New("conflict"))
 	s.End(errors.New("1 write failed"))
@@ -54,7 +54,7 @@ func TestSpanAnswersAndErrors(t *testing.T) {
 		t.Fatalf("record %+v", rec)
 	}
 	var nilRec *Recorder
-	nilRec.Begin("c", "p", "t").Call("sync", "", "starlark", 0, nil, nil) // records nothing, no panic
+	nilRec.Begin("c", "p", "t").Call("sync", "", "starlark", 0, Used{}, nil, nil) // records nothing, no panic
 }
 
 func TestHandler(t *testing.T) {

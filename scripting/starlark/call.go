@@ -56,6 +56,7 @@ func (p *program) Call(ctx context.Context, inv scripting.Invocation) (any, erro
 	req := newMapView(inv.Request)
 	v, err := callRecovered(thread, fn, req)
 	cs.watch.End()
+	scripting.RecordSteps(ctx, thread.Steps)
 	if err != nil {
 		return nil, cs.mapError(err)
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // TestTraceRecordsReconciles: the engine's trace holds, for a parent, what triggered its
-// reconciles, the sync call with its answer, and each write with its result.
+// reconciles, the sync call with its answer and what it used of its budget, and each write
+// with its result.
 func TestTraceRecordsReconciles(t *testing.T) {
 	controller(t, "bundle-starlark.yaml")
 	ns := env.Namespace(t)
@@ -25,7 +26,8 @@ func TestTraceRecordsReconciles(t *testing.T) {
 		for _, r := range recs {
 			parentTriggered = parentTriggered || r.Trigger == "parent"
 			for _, c := range r.Calls {
-				answered = answered || c.Hook == "sync" && c.Form == "starlark" && strings.Contains(string(c.Answer), `"t1-a"`)
+				answered = answered || c.Hook == "sync" && c.Form == "starlark" && strings.Contains(string(c.Answer), `"t1-a"`) &&
+					c.Used.Steps > 0 && c.Used.Steps < c.Used.MaxSteps && c.Used.Timeout > 0
 			}
 			for _, w := range r.Writes {
 				created = created || w.Operation == "created" && w.Object == "ConfigMap "+ns+"/t1-b" && w.Error == ""
@@ -34,7 +36,7 @@ func TestTraceRecordsReconciles(t *testing.T) {
 			}
 		}
 		return created && deleted && answered && parentTriggered,
-			fmt.Sprintf("%d records; created %v, deleted %v, sync answered %v, a parent trigger %v; writes %v",
+			fmt.Sprintf("%d records; created %v, deleted %v, sync answered with its budget use %v, a parent trigger %v; writes %v",
 				len(recs), created, deleted, answered, parentTriggered, text)
 	})
 }
