@@ -145,38 +145,42 @@ func (a *rollingAsked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, e
 }
 
 // holdRemovals keeps rolling children the newest revision no longer asks for (a scale-down)
-// until removing one cannot take a second child down: while a child holds the rollout or
-// was just moved to the newest revision, while one is being deleted, or while a desired child
-// fails its checks, none goes; otherwise the one with the highest name does, and the rest
+// until removing one cannot take a second child down. A leaving child that is down already
+// (it fails its checks) goes at once: removing it takes nothing further down. A healthy one
+// waits while any child is down: one holds the rollout or has just moved, one is being
+// deleted, or one fails its checks; then the one with the highest name goes, and the rest
 // wait for the next reconcile, which its deletion brings. It returns how many it kept.
 func (k *kind) holdRemovals(step revision.Step, desired []revision.Child, observed map[revision.Child]*unstructured.Unstructured,
 	out *reconcile.Outcome) int {
-	var leaving []revision.Child
+	var healthy []revision.Child
 	down := step.Blocker != nil || step.Moved != nil
 	for c, o := range observed {
-		switch {
-		case o == nil:
-		case o.GetDeletionTimestamp() != nil:
+		if o == nil {
+			continue
+		}
+		if o.GetDeletionTimestamp() != nil {
 			down = true // going already: one child down
+			continue
+		}
+		ok, _ := passes(o, k.rolling.rules[k.ruleOf(c)])
+		switch {
+		case !ok:
+			down = true // a leaving one among them goes now, as it is
 		case !slices.Contains(desired, c):
-			leaving = append(leaving, c)
-		default:
-			if ok, _ := passes(o, k.rolling.rules[k.ruleOf(c)]); !ok {
-				down = true
-			}
+			healthy = append(healthy, c)
 		}
 	}
-	if len(leaving) == 0 {
+	if len(healthy) == 0 {
 		return 0
 	}
-	slices.SortFunc(leaving, func(a, b revision.Child) int { return compareNames(b.Name, a.Name) }) // highest first
+	slices.SortFunc(healthy, func(a, b revision.Child) int { return compareNames(b.Name, a.Name) }) // highest first
 	if !down {
-		leaving = leaving[1:] // this one goes now
+		healthy = healthy[1:] // this one goes now
 	}
-	for _, c := range leaving {
+	for _, c := range healthy {
 		out.Untouched[observed[c]] = true
 	}
-	return len(leaving)
+	return len(healthy)
 }
 
 // compareNames orders names as their numbers read: "c-10" after "c-9".
