@@ -42,6 +42,9 @@ type shareLW struct {
 	epoch, applied uint64
 	pending        map[string]string
 	streams        map[*stream]bool
+	// lists counts the lists handed over: a stream opened before the latest one is over,
+	// and what its last events would do to present is not the reflector's any more.
+	lists uint64
 }
 
 // IsWatchListSemanticsUnSupported makes the reflector list and then watch, instead of
@@ -73,6 +76,7 @@ func (lw *shareLW) ListWithContext(ctx context.Context, opts metav1.ListOptions)
 	clear(list.Items[len(kept):])
 	list.Items = kept
 	lw.mu.Lock()
+	lw.lists++
 	lw.present = present
 	lw.pending = make(map[string]string, len(present))
 	for k, v := range present {
@@ -101,6 +105,7 @@ func (lw *shareLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions
 	s := &stream{lw: lw, ctx: ctx, opts: opts, under: w, out: make(chan watch.Event),
 		stop: make(chan struct{}), resync: make(chan struct{}, 1)}
 	lw.mu.Lock()
+	s.list = lw.lists
 	if lw.streams == nil {
 		lw.streams = map[*stream]bool{}
 	}
@@ -174,6 +179,7 @@ type stream struct {
 	stop   chan struct{}
 	once   sync.Once
 	resync chan struct{}
+	list   uint64 // lw.lists when it opened
 }
 
 func (s *stream) ResultChan() <-chan watch.Event { return s.out }
@@ -224,6 +230,10 @@ func (s *stream) forward(ev watch.Event) bool {
 	}
 	k := objectKey(u.GetNamespace(), u.GetName())
 	s.lw.mu.Lock()
+	if s.list != s.lw.lists { // the reflector listed since: this stream is over
+		s.lw.mu.Unlock()
+		return false
+	}
 	_, had := s.lw.present[k]
 	switch {
 	case ev.Type != watch.Deleted && s.lw.keep(u):
@@ -255,6 +265,10 @@ func (s *stream) pass() bool {
 	seen := make(map[string]bool, len(list.Items))
 	pending := map[string]string{}
 	s.lw.mu.Lock()
+	if s.list != s.lw.lists {
+		s.lw.mu.Unlock()
+		return false
+	}
 	for i := range list.Items {
 		u := &list.Items[i]
 		if !s.lw.keep(u) {
