@@ -12,7 +12,12 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // checkGolden compares got with testdata/golden/NAME, or rewrites the file under -update.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
+	checkGoldenFile(t, filepath.Join("testdata", "golden", name), got)
+}
+
+// checkGoldenFile compares got with the file at path, or rewrites it under -update.
+func checkGoldenFile(t *testing.T, path, got string) {
+	t.Helper()
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)

@@ -94,18 +94,5 @@ func TestRender(t *testing.T) {
 // under -update.
 func checkRenderGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "render", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	checkGoldenFile(t, filepath.Join("testdata", "render", "golden", name), got)
 }
