@@ -59,7 +59,10 @@ type Options struct {
 	RemovalGrace time.Duration
 	// RevisionNamespace holds the rollout revisions of cluster-scoped parents.
 	RevisionNamespace string
-	Log               *slog.Logger
+	// NoTrace turns the record of recent reconciles off (Engine.Trace nil): for an engine
+	// that serves no debug endpoint, which would keep it for nobody.
+	NoTrace bool
+	Log     *slog.Logger
 	// Metrics defaults to a new registry.
 	Metrics *metrics.Metrics
 	// Shard, when set, shares the work with the engine's other replicas (engine/shard):
@@ -75,7 +78,8 @@ type Options struct {
 type Engine struct {
 	Metrics *metrics.Metrics
 	Runtime *scripting.Runtime
-	// Trace records the recent reconciles of every controller (engine/trace).
+	// Trace records the recent reconciles of every controller (engine/trace); nil with
+	// Options.NoTrace.
 	Trace *trace.Recorder
 
 	opts        Options
@@ -120,7 +124,9 @@ func New(opts Options) (*Engine, error) {
 		opts:        opts,
 		broadcaster: record.NewBroadcaster(),
 		factory:     informers.NewFactory(dyn),
-		Trace:       trace.New(),
+	}
+	if !opts.NoTrace {
+		e.Trace = trace.New()
 	}
 	if opts.Shard != nil {
 		e.factory.ShareBy(opts.Shard.Leads)

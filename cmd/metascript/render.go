@@ -246,7 +246,7 @@ func buildOffline(ctx context.Context, ctrl *manifest.Controller, set *manifest.
 		return nil, exitFailed, nil
 	}
 	now := f.now
-	env := reconcile.Env{Metrics: metrics.New(), Recorder: &eventLog{}, Log: hookLogger(stderr), Resolver: resolver, Workers: 1, RevisionNamespace: "metascript-system",
+	env := reconcile.Env{Metrics: metrics.New(), Recorder: &eventLog{}, Log: hookLogger(stderr), Resolver: resolver, Workers: 1, RevisionNamespace: reconcile.DefaultRevisionNamespace,
 		Clock: func() time.Time { return now }}
 	return &offlineController{ctrl: ctrl, built: built, calls: calls, resolver: resolver, env: env}, exitOK, nil
 }

@@ -21,6 +21,7 @@ import (
 	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/engine/kinds"
 	enginemetrics "metascript.dev/metascript/engine/metrics"
+	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/trace"
 )
 
@@ -69,14 +70,14 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", ":9090", "address of /metrics; empty disables")
 	fs.StringVar(&f.healthAddr, "health-addr", ":9091", "address of /healthz and /readyz; empty disables")
 	fs.StringVar(&f.pprofAddr, "pprof-addr", "", "address of net/http/pprof's /debug/pprof/; empty (the default) disables")
-	fs.StringVar(&f.debugAddr, "debug-addr", defaultDebugAddr, "address of "+trace.Path+", the recent reconciles 'metascript trace' reads (loopback by default: hook answers are in it); empty disables")
+	fs.StringVar(&f.debugAddr, "debug-addr", defaultDebugAddr, "address of "+trace.Path+", the recent reconciles 'metascript trace' reads (loopback by default: hook answers are in it); empty disables it, and the engine records nothing")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&f.cacheSize, "compile-cache-size", 512, "compiled programs kept in memory")
 	f.budgets.register(fs)
 	f.isolated.register(fs)
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight reconciles may run after SIGTERM")
 	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "how often controller status counts are refreshed")
-	fs.StringVar(&f.revisionNS, "revision-namespace", "metascript-system", "the namespace holding the rollout revisions of cluster-scoped parents (a namespaced parent's live in its own); empty: their children cannot roll")
+	fs.StringVar(&f.revisionNS, "revision-namespace", reconcile.DefaultRevisionNamespace, "the namespace holding the rollout revisions of cluster-scoped parents (a namespaced parent's live in its own); empty: their children cannot roll")
 	fs.DurationVar(&f.removalGrace, "removal-grace", 5*time.Minute, "how long a deleted controller's finalize hook may take for a parent being deleted before the parent is released without it")
 	f.leader.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -158,6 +159,7 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 		StatusInterval:    f.statusInterval,
 		RemovalGrace:      f.removalGrace,
 		RevisionNamespace: f.revisionNS,
+		NoTrace:           f.debugAddr == "", // nobody could read it
 		Log:               log,
 		Metrics:           metrics,
 		Isolated:          isolatedOpts,

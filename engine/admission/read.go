@@ -106,7 +106,7 @@ func configure(kind *reconcile.Descriptor, decl *reconcile.Declared, obj map[str
 		built[name] = unbuilt{}
 	}
 	_, err := kind.Configure(&reconcile.Built{Declared: decl, Descriptor: kind, Object: obj, Resources: resolved, Hooks: built},
-		reconcile.Env{Resolver: opts.Resolver, RevisionNamespace: offlineRevisionNamespace})
+		reconcile.Env{Resolver: opts.Resolver, RevisionNamespace: reconcile.DefaultRevisionNamespace})
 	return err
 }
 
@@ -128,8 +128,3 @@ func (unbuilt) Invoke(context.Context, map[string]any, *slog.Logger) (map[string
 }
 
 func (unbuilt) Form() string { return "unbuilt" }
-
-// offlineRevisionNamespace stands for the engine's --revision-namespace when controllers are
-// checked without an engine: nothing is written there, and an engine started without one
-// refuses rolling children of cluster-scoped parents itself, with the same message.
-const offlineRevisionNamespace = "metascript-system"

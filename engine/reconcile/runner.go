@@ -66,6 +66,7 @@ type Env struct {
 	Trace *trace.Recorder
 	// RevisionNamespace holds the rollout revisions of cluster-scoped parents; empty, their
 	// children cannot roll (a namespaced parent's revisions live in its namespace).
+	// DefaultRevisionNamespace is the install's.
 	RevisionNamespace string
 }
 
@@ -197,7 +198,7 @@ func New(b *Built, cfg Config) (*Runner, error) {
 		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), func(req Request) { r.enqueue("related object", []Request{req}) })
 	}
 	for _, p := range cfg.Parents {
-		r.parents = append(r.parents, parentSource{ParentResource: p, shard: ShardKey(p.GVK.GroupKind(), "")})
+		r.parents = append(r.parents, parentSource{ParentResource: p, shard: shard.Key(p.GVK.GroupKind(), "")})
 	}
 	for _, c := range cfg.Children {
 		r.children = append(r.children, childSource{ChildRule: c})
@@ -569,8 +570,10 @@ func (r *Runner) now() time.Time {
 	return time.Now()
 }
 
-// ShardKey names a parent on the ring of an engine's replicas (shard.Key).
-func ShardKey(kind schema.GroupKind, key string) string { return shard.Key(kind, key) }
+// DefaultRevisionNamespace is the namespace the install runs the engine in, where it keeps
+// the revisions of cluster-scoped parents unless told otherwise; offline commands take an
+// engine to use it.
+const DefaultRevisionNamespace = "metascript-system"
 
 // shardKey is ShardKey of req's parent, on the event path: one concatenation.
 func (r *Runner) shardKey(req Request) string { return r.parents[req.Resource].shard + req.Key }
