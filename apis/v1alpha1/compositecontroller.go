@@ -53,6 +53,10 @@ type CompositeControllerSpec struct {
 	// Script is helper code shared by the hooks of this controller.
 	// +optional
 	Script *SharedScript `json:"script,omitempty"`
+	// HookRollout stages a change of the hooks across the parents; unset, a changed hook
+	// reaches every parent at once.
+	// +optional
+	HookRollout *HookRolloutPolicy `json:"hookRollout,omitempty"`
 	// Hooks say how to call sync, finalize and customize.
 	// +optional
 	Hooks *CompositeControllerHooks `json:"hooks,omitempty"`
@@ -178,6 +182,9 @@ type ControllerStatus struct {
 	// --sharding); unset when one engine reconciles them all.
 	// +optional
 	Members int32 `json:"members,omitempty"`
+	// HookRollout is where a staged change of the hooks stands (spec.hookRollout).
+	// +optional
+	HookRollout *HookRolloutStatus `json:"hookRollout,omitempty"`
 }
 
 // Condition types of ControllerStatus.

@@ -53,6 +53,10 @@ type DecoratorControllerSpec struct {
 	// Script is helper code shared by the hooks of this controller.
 	// +optional
 	Script *SharedScript `json:"script,omitempty"`
+	// HookRollout stages a change of the hooks across the parents; unset, a changed hook
+	// reaches every parent at once.
+	// +optional
+	HookRollout *HookRolloutPolicy `json:"hookRollout,omitempty"`
 	// Hooks say how to call sync, finalize and customize.
 	// +optional
 	Hooks *DecoratorControllerHooks `json:"hooks,omitempty"`

@@ -57,6 +57,10 @@ type MapControllerSpec struct {
 	// Script is helper code shared by the hooks of this controller.
 	// +optional
 	Script *SharedScript `json:"script,omitempty"`
+	// HookRollout stages a change of the hooks across the parents; unset, a changed hook
+	// reaches every parent at once.
+	// +optional
+	HookRollout *HookRolloutPolicy `json:"hookRollout,omitempty"`
 	// Hooks say how to call map and tombstone.
 	// +optional
 	Hooks *MapControllerHooks `json:"hooks,omitempty"`

@@ -63,7 +63,7 @@ func declare(cc *v1alpha1.CompositeController) *reconcile.Declared {
 		h = &v1alpha1.CompositeControllerHooks{}
 	}
 	d := &reconcile.Declared{Name: cc.Name, Namespace: cc.Namespace, Script: cc.Spec.Script, EndpointConfigs: cc.Spec.EndpointConfigs,
-		ServiceAccount: cc.Spec.ServiceAccount, Isolation: cc.Spec.Isolation, Typed: cc,
+		ServiceAccount: cc.Spec.ServiceAccount, HookRollout: cc.Spec.HookRollout, Isolation: cc.Spec.Isolation, Typed: cc,
 		Hooks: reconcile.DefinedHooks(map[string]*v1alpha1.Hook{"sync": h.Sync, "finalize": h.Finalize, "customize": h.Customize})}
 	d.Resources = append(d.Resources, reconcile.ResourceRef{Field: "spec.parentResource", Rule: cc.Spec.ParentResource.ResourceRule})
 	rolls := false

@@ -64,7 +64,7 @@ func declare(dc *v1alpha1.DecoratorController) *reconcile.Declared {
 		h = &v1alpha1.DecoratorControllerHooks{}
 	}
 	d := &reconcile.Declared{Name: dc.Name, Namespace: dc.Namespace, Script: dc.Spec.Script, EndpointConfigs: dc.Spec.EndpointConfigs,
-		ServiceAccount: dc.Spec.ServiceAccount, Isolation: dc.Spec.Isolation, Typed: dc,
+		ServiceAccount: dc.Spec.ServiceAccount, HookRollout: dc.Spec.HookRollout, Isolation: dc.Spec.Isolation, Typed: dc,
 		Hooks: reconcile.DefinedHooks(map[string]*v1alpha1.Hook{"sync": h.Sync, "finalize": h.Finalize, "customize": h.Customize})}
 	for i, r := range dc.Spec.Resources {
 		d.Resources = append(d.Resources, reconcile.ResourceRef{Field: fmt.Sprintf("spec.resources[%d]", i), Rule: r.ResourceRule})

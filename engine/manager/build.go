@@ -26,6 +26,11 @@ type built struct {
 	watched []schema.GroupVersionResource
 	// capped says which hook budgets the engine's ceilings cut down.
 	capped []string
+	// declared, kind and compiler are what the runner was built from: a staged hook change
+	// builds the previous hooks with them (rollout.go).
+	declared *reconcile.Declared
+	kind     *reconcile.Descriptor
+	compiler hooks.Compiler
 }
 
 // buildError is why a controller cannot run, as its status reports it.
@@ -60,7 +65,7 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 	if err != nil {
 		return nil, err
 	}
-	b := &built{capped: capped}
+	b := &built{capped: capped, declared: decl, kind: kind, compiler: compiler}
 	env := m.env()
 	sa, err := reconcile.ServiceAccount(kind, decl)
 	if err != nil {

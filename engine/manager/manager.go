@@ -34,6 +34,7 @@ import (
 	"metascript.dev/metascript/engine/metrics"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/engine/rollout"
 	"metascript.dev/metascript/engine/trace"
 	"metascript.dev/metascript/scripting"
 )
@@ -134,6 +135,10 @@ type running struct {
 	st     status
 	// retry is set when the failure may mend itself (a resource not served yet).
 	retry bool
+	// rollout is how a change of the hooks reaches the parents (spec.hookRollout); nil
+	// without a policy. While it is staged, a driver advances it until stopDrive.
+	rollout   *rollout.Rollout
+	stopDrive func()
 }
 
 // New returns a Manager.
@@ -313,6 +318,7 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 	// every resource it watches.
 	held := m.hold(b.watched)
 	defer m.release(held)
+	ro := m.stage(ctx, u, b, cur)
 	if cur != nil {
 		m.stop(k, cur)
 	}
@@ -320,8 +326,18 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 		b.close()
 		return err
 	}
+	run := &running{uid: u.GetUID(), generation: u.GetGeneration(), runner: b.runner, built: b, capped: b.capped, rollout: ro}
+	if ro != nil && ro.Staged() {
+		driveCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			m.drive(driveCtx, k, run)
+		}()
+		run.stopDrive = func() { cancel(); <-done }
+	}
 	m.mu.Lock()
-	m.runners[k] = &running{uid: u.GetUID(), generation: u.GetGeneration(), runner: b.runner, built: b, capped: b.capped}
+	m.runners[k] = run
 	m.mu.Unlock()
 	m.opts.Metrics.Controllers.WithLabelValues("running").Inc()
 	m.opts.Log.Info("controller started", "controller", m.ref(k), "generation", u.GetGeneration())
@@ -331,8 +347,7 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 	if err := m.holdController(ctx, k, u, true); err != nil {
 		return err
 	}
-	st := m.statusOK(k, b.runner, b.capped)
-	return m.writeStatus(ctx, k, u, st)
+	return m.writeStatus(ctx, k, u, m.statusOK(k, run))
 }
 
 // hold takes a reference on the informers of the given resources; release returns them.
@@ -351,6 +366,9 @@ func (m *Manager) release(held []*informers.Informer) {
 }
 
 func (m *Manager) stop(k key, cur *running) {
+	if cur.stopDrive != nil {
+		cur.stopDrive()
+	}
 	if cur.runner != nil {
 		cur.runner.Stop()
 		cur.built.close()
@@ -369,16 +387,26 @@ func (m *Manager) stop(k key, cur *running) {
 // fail records that this generation of the controller does not run, in its status and in an
 // Event. It returns nil for failures that a retry cannot mend.
 func (m *Manager) fail(ctx context.Context, k key, u *unstructured.Unstructured, cur *running, be *buildError) error {
+	// A rollout's state outlives a generation that does not build: the next that does goes
+	// on from it, and its status keeps the previous hooks.
+	var ro *rollout.Rollout
+	kept := statusRollout(u)
+	if cur != nil && cur.uid == u.GetUID() && cur.rollout != nil {
+		ro = cur.rollout
+		st := ro.Status()
+		kept = &st
+	}
 	if cur != nil {
 		m.stop(k, cur)
 	}
 	st := status{ready: metav1.ConditionFalse, readyReason: be.reason, readyMsg: be.err.Error(),
-		compiled: metav1.ConditionTrue, compiledReason: "Compiled", compiledMsg: "every hook compiled", members: m.members()}
+		compiled: metav1.ConditionTrue, compiledReason: "Compiled", compiledMsg: "every hook compiled", members: m.members(),
+		rollout: kept}
 	if be.hooks {
 		st.compiled, st.compiledReason, st.compiledMsg = metav1.ConditionFalse, be.reason, be.err.Error()
 	}
 	m.mu.Lock()
-	m.runners[k] = &running{uid: u.GetUID(), generation: u.GetGeneration(), failed: be.err, st: st}
+	m.runners[k] = &running{uid: u.GetUID(), generation: u.GetGeneration(), failed: be.err, st: st, rollout: ro}
 	m.mu.Unlock()
 	m.opts.Metrics.Controllers.WithLabelValues("failed").Inc()
 	m.opts.Recorder.Event(u, corev1.EventTypeWarning, be.reason, be.err.Error())

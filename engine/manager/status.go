@@ -27,21 +27,29 @@ type status struct {
 	members int
 	// capped lists the hook budgets the engine's ceilings cut down.
 	capped []string
+	// rollout is where a staged change of the hooks stands; nil without spec.hookRollout.
+	rollout *v1alpha1.HookRolloutStatus
 }
 
 // statusOK is the status of a running controller. When the engine shards, each replica
 // counts what it owns from its caches (which hold its share alone) and publishes it; the
 // status gives the sum of what every replica published.
-func (m *Manager) statusOK(k key, r *reconcile.Runner, capped []string) status {
+func (m *Manager) statusOK(k key, run *running) status {
+	r := run.runner
 	p, c := r.Counts()
 	if sh := m.opts.Shard; sh != nil {
 		owned, children := r.ShardCounts()
 		sh.RecordCounts(m.ref(k), owned, children)
 		p, c = sh.Totals(m.ref(k))
 	}
-	return status{ready: metav1.ConditionTrue, readyReason: "Running", readyMsg: "the controller is reconciling its parents",
+	st := status{ready: metav1.ConditionTrue, readyReason: "Running", readyMsg: "the controller is reconciling its parents",
 		compiled: metav1.ConditionTrue, compiledReason: "Compiled", compiledMsg: "every hook compiled",
-		parents: p, children: c, members: m.members(), capped: capped}
+		parents: p, children: c, members: m.members(), capped: run.capped}
+	if run.rollout != nil {
+		ro := run.rollout.Status()
+		st.rollout = &ro
+	}
+	return st
 }
 
 // members is how many replicas share the work, for controller statuses: 0 without sharding.
@@ -70,6 +78,7 @@ func (m *Manager) writeStatus(ctx context.Context, k key, u *unstructured.Unstru
 	next := *cur.DeepCopy()
 	next.ObservedGeneration = u.GetGeneration()
 	next.Parents, next.Children, next.Members = int32(st.parents), int32(st.children), int32(st.members)
+	next.HookRollout = st.rollout
 	meta.SetStatusCondition(&next.Conditions, metav1.Condition{Type: v1alpha1.ConditionHooksCompiled,
 		Status: st.compiled, Reason: st.compiledReason, Message: st.compiledMsg, ObservedGeneration: u.GetGeneration()})
 	meta.SetStatusCondition(&next.Conditions, metav1.Condition{Type: v1alpha1.ConditionReady,
@@ -95,6 +104,9 @@ func (m *Manager) writeStatus(ctx context.Context, k key, u *unstructured.Unstru
 	raw["parents"], raw["children"] = int64(next.Parents), int64(next.Children)
 	if next.Members == 0 {
 		raw["members"] = nil // removes a count left by a sharded engine
+	}
+	if next.HookRollout == nil {
+		raw["hookRollout"] = nil // removes a rollout of a policy since removed
 	}
 	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": u.GetUID()}, "status": raw})
 	if err != nil {
@@ -146,12 +158,12 @@ func (m *Manager) refreshStatuses(ctx context.Context) {
 				st = r.st
 				st.members = m.members()
 				if r.runner != nil {
-					st = m.statusOK(k, r.runner, r.capped)
+					st = m.statusOK(k, r)
 				}
 			case countsCurrent(u, r.runner):
 				continue // the rest of the status changes only when the runner is replaced
 			default:
-				st = m.statusOK(k, r.runner, r.capped)
+				st = m.statusOK(k, r)
 			}
 			if err := m.writeStatus(ctx, k, u, st); err != nil {
 				m.opts.Log.Info("controller status not written", "controller", m.ref(k), "error", err.Error())

@@ -72,7 +72,7 @@ func declare(mc *v1alpha1.MapController) *reconcile.Declared {
 		h = &v1alpha1.MapControllerHooks{}
 	}
 	d := &reconcile.Declared{Name: mc.Name, Namespace: mc.Namespace, Script: mc.Spec.Script, EndpointConfigs: mc.Spec.EndpointConfigs,
-		ServiceAccount: mc.Spec.ServiceAccount, Isolation: mc.Spec.Isolation, Typed: mc,
+		ServiceAccount: mc.Spec.ServiceAccount, HookRollout: mc.Spec.HookRollout, Isolation: mc.Spec.Isolation, Typed: mc,
 		Hooks: reconcile.DefinedHooks(map[string]*v1alpha1.Hook{"map": h.Map, "tombstone": h.Tombstone})}
 	d.Resources = append(d.Resources, reconcile.ResourceRef{Field: "spec.parentResource", Rule: mc.Spec.ParentResource.ResourceRule})
 	for i, r := range mc.Spec.InputResources {

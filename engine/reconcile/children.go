@@ -182,7 +182,7 @@ type childOp struct {
 // returns and did not ask to leave untouched, each under its rule's update method. A desired
 // child whose name another holds is left out and reported (ChildConflict). It writes
 // nothing, and returns the writes and how many children the parent claims afterwards.
-func (r *Runner) planChildren(req Request, parent *unstructured.Unstructured, claimant claim.Parent,
+func (r *Runner) planChildren(ctx context.Context, req Request, parent *unstructured.Unstructured, claimant claim.Parent,
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
 	out *Outcome) ([]childOp, int) {
 	owned := 0
@@ -205,7 +205,9 @@ func (r *Runner) planChildren(req Request, parent *unstructured.Unstructured, cl
 			want[k] = true
 			obs := have[k]
 			if obs == nil {
-				if other := r.foreign(i, d, claimant); other != "" {
+				if other := r.foreign(i, d, claimant); other != "" && quiet(ctx) {
+					continue // a dry run's rendering: no Event, no wait
+				} else if other != "" {
 					r.warn(parent, "ChildConflict", fmt.Errorf("%s exists and belongs to %s; leaving it alone",
 						r.children[i].Describe(d), other))
 					r.waitFor(i, d.GetNamespace(), d.GetName(), req)
@@ -233,7 +235,7 @@ func (r *Runner) planChildren(req Request, parent *unstructured.Unstructured, cl
 func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstructured.Unstructured, claimant claim.Parent,
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
 	out *Outcome, errs *writeErrors) (result childWrites) {
-	ops, owned := r.planChildren(req, parent, claimant, owner, observed, lost, out)
+	ops, owned := r.planChildren(ctx, req, parent, claimant, owner, observed, lost, out)
 	stored := make([]*unstructured.Unstructured, len(ops))
 	actions := make([]apply.Action, len(ops))
 	var mu sync.Mutex // guards errs

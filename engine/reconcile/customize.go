@@ -25,18 +25,20 @@ func (r *Runner) relatedOf(ctx context.Context, parent *unstructured.Unstructure
 	if r.related == nil {
 		return nil, map[string]any{}, nil
 	}
-	rules, err := r.related.Rules(parent, func() (map[string]any, error) {
+	rules, err := r.related.Rules(parent, r.programOf(ctx).Revision, func() (map[string]any, error) {
 		return r.invoke(ctx, "customize", "", CustomizeRequest(r.built.Object, parent.Object), parent)
 	})
 	if err == nil {
 		err = r.confineRules(rules)
 	}
 	if err != nil {
-		r.reject(parent, "customize", "", err)
+		r.reject(ctx, parent, "customize", "", err)
 		return nil, nil, err
 	}
 	if err := r.checkRelated(ctx, rules); err != nil {
-		r.warn(parent, "ReadRefused", err)
+		if !quiet(ctx) {
+			r.warn(parent, "ReadRefused", err)
+		}
 		return nil, nil, err
 	}
 	objects, err := r.related.Objects(ctx, parent, rules)

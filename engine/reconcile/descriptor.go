@@ -146,6 +146,8 @@ type Declared struct {
 	Script *v1alpha1.SharedScript
 	// EndpointConfigs are the connection settings of webhooks by host.
 	EndpointConfigs []v1alpha1.EndpointConfig
+	// HookRollout is spec.hookRollout: how a change of the hooks rolls out; nil: at once.
+	HookRollout *v1alpha1.HookRolloutPolicy
 	// ServiceAccount is the account the controller's writes impersonate; nil: the engine's.
 	ServiceAccount *v1alpha1.ServiceAccountReference
 	// Resources are the resource rules the controller names, in the order Configure reads

@@ -22,7 +22,7 @@ import (
 // counts against the hook's timeout.
 func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[string]any,
 	parent *unstructured.Unstructured) (map[string]any, error) {
-	hook := r.built.Hooks[hookName]
+	hook := r.hooksOf(ctx)[hookName]
 	if hook == nil {
 		return nil, fmt.Errorf("%s hook: not defined", hookName)
 	}
@@ -62,7 +62,9 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 	var later *hooks.RetryAfterError
 	if errors.As(err, &later) {
 		r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hookName, hook.Form(), "error").Inc()
-		r.cfg.Recorder.Event(parent, corev1.EventTypeNormal, "HookBackoff", truncate(err.Error(), 1024))
+		if !quiet(ctx) {
+			r.cfg.Recorder.Event(parent, corev1.EventTypeNormal, "HookBackoff", truncate(err.Error(), 1024))
+		}
 		return nil, err
 	}
 	result, reason := "error", "HookFailed"
@@ -77,7 +79,9 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 		result, reason = "invalid", "InvalidHookResponse"
 	}
 	r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hookName, hook.Form(), result).Inc()
-	r.warn(parent, reason, err)
+	if !quiet(ctx) {
+		r.warn(parent, reason, err)
+	}
 	return nil, err
 }
 

@@ -38,7 +38,7 @@ func mostAtOnce(t *testing.T, n, calls int, cores *fairshare.Slots) int32 {
 	t.Helper()
 	hook := &busyHook{}
 	r := &Runner{name: "test/bound", calls: callSlots(calls),
-		built: &Built{Hooks: map[string]hooks.Invoker{"sync": hook}},
+		program: &Program{Hooks: map[string]hooks.Invoker{"sync": hook}},
 		cfg: Config{Env: Env{Metrics: metrics.New(), Log: slog.New(slog.DiscardHandler), Recorder: record.NewFakeRecorder(100),
 			Cores: cores}}}
 	parent := &unstructured.Unstructured{}

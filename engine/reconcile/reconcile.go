@@ -29,7 +29,9 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	if written, ok := r.overlay.parentView(req, parent); ok {
 		parent = written // the engine's own status write, which the cache has not seen yet
 	}
-	st := r.stageOf(req.Resource, parent)
+	prog, candidate := r.programFor(parent)
+	ctx = withProgram(ctx, prog)
+	st := r.stageOf(req.Resource, parent, prog)
 	if st.act && st.finalizing {
 		if abandoned, err := r.abandon(ctx, req.Resource, parent); abandoned {
 			return 0, err
@@ -70,8 +72,14 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		d := &Gathered{Parent: parent, Resource: req.Resource, Hook: hook, Finalizing: finalizing, Observed: plan.observed,
 			Inputs: r.inputIndexers(), Related: related}
 		next, err := r.decide(ctx, d)
+		if err == nil && round == 0 && candidate {
+			err = r.checkDeletes(parent, plan.observed, next)
+		}
 		if err != nil {
 			if round == 0 {
+				if candidate {
+					r.staging.Synced(stagedParent(parent), err)
+				}
 				return 0, err // a failure here writes nothing
 			}
 			break // the earlier round's writes stand; its parent write follows
@@ -127,6 +135,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	if err := r.reportWrites(ctx, req.Resource, latest, &errs); err != nil {
 		errs.add(r.parents[req.Resource].Describe(parent)+" status", err)
 	}
+	r.reportStaged(ctx, req, parent, candidate, &errs)
 	return out.ResyncAfter, errs.join()
 }
 
@@ -148,9 +157,9 @@ type stage struct {
 // parent the controller does not select is left alone, unless it still holds the finalizer
 // of a kind that finalizes deselected parents (FinalizeDeselected); a parent being deleted
 // is finalized while it holds the finalizer and a finalize hook exists.
-func (r *Runner) stageOf(res int, parent *unstructured.Unstructured) stage {
+func (r *Runner) stageOf(res int, parent *unstructured.Unstructured, prog *Program) stage {
 	selected := r.cfg.Kind.Selects(res, parent)
-	st := stage{hasFinalizer: slices.Contains(parent.GetFinalizers(), r.finalizer), wantFinalizer: r.built.Hooks["finalize"] != nil,
+	st := stage{hasFinalizer: slices.Contains(parent.GetFinalizers(), r.finalizer), wantFinalizer: prog.Hooks["finalize"] != nil,
 		hook: r.primary}
 	st.finalizing = parent.GetDeletionTimestamp() != nil || !selected && st.hasFinalizer && r.built.Descriptor.FinalizeDeselected
 	switch {
@@ -178,7 +187,7 @@ const maxRounds = 3
 func (r *Runner) decide(ctx context.Context, d *Gathered) (*Outcome, error) {
 	asked, err := r.cfg.Kind.Ask(d)
 	if err != nil {
-		r.reject(d.Parent, d.Hook, "", err)
+		r.reject(ctx, d.Parent, d.Hook, "", err)
 		return nil, err
 	}
 	calls := asked.Calls()
@@ -200,11 +209,11 @@ func (r *Runner) decide(ctx context.Context, d *Gathered) (*Outcome, error) {
 	})
 	out, err := asked.Decide(answers)
 	if err != nil {
-		r.reject(d.Parent, d.Hook, "", err)
+		r.reject(ctx, d.Parent, d.Hook, "", err)
 		return nil, err
 	}
 	for _, rej := range out.Rejected {
-		r.reject(d.Parent, rej.Hook, rej.About, rej.Err)
+		r.reject(ctx, d.Parent, rej.Hook, rej.About, rej.Err)
 	}
 	return out, nil
 }
@@ -216,13 +225,15 @@ const hookCallers = 8
 // reject reports an invalid answer of hook (about names what it was called for, if anything):
 // an invalid invocation in the metrics and an InvalidHookResponse Warning Event. Other errors
 // are not the hook's answer and were reported where they happened.
-func (r *Runner) reject(parent *unstructured.Unstructured, hook, about string, err error) {
+func (r *Runner) reject(ctx context.Context, parent *unstructured.Unstructured, hook, about string, err error) {
 	var invalid *protocol.InvalidResponseError
 	if !errors.As(err, &invalid) {
 		return
 	}
-	r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hook, r.built.Hooks[hook].Form(), "invalid").Inc()
-	r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook%s: %w", hook, aboutSuffix(about), err))
+	r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hook, r.hooksOf(ctx)[hook].Form(), "invalid").Inc()
+	if !quiet(ctx) {
+		r.warn(parent, "InvalidHookResponse", fmt.Errorf("%s hook%s: %w", hook, aboutSuffix(about), err))
+	}
 }
 
 func (r *Runner) inputIndexers() []cache.Indexer { return r.inputCaches }

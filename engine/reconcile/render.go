@@ -173,12 +173,13 @@ type ChildWrite struct {
 // makes the engine write nothing: a *HookError for a hook that failed or answered invalidly
 // (its Err then a *protocol.InvalidResponseError), or a parent whose selector is invalid.
 func (r *Runner) Render(ctx context.Context, res int, parent *unstructured.Unstructured) (*Rendering, error) {
-	if parent.GetDeletionTimestamp() != nil && r.built.Hooks["finalize"] != nil && !slices.Contains(parent.GetFinalizers(), r.finalizer) {
+	prog := r.programOf(ctx)
+	if parent.GetDeletionTimestamp() != nil && prog.Hooks["finalize"] != nil && !slices.Contains(parent.GetFinalizers(), r.finalizer) {
 		parent = parent.DeepCopy()
 		parent.SetFinalizers(append(parent.GetFinalizers(), r.finalizer))
 	}
 	out := &Rendering{Seen: parent, Parent: parent.DeepCopy()}
-	st := r.stageOf(res, parent)
+	st := r.stageOf(res, parent, prog)
 	out.Hook, out.Finalizing = st.hook, st.finalizing
 	if !st.act {
 		out.Skipped = fmt.Sprintf("%s does not select it", r.name)
@@ -216,7 +217,7 @@ func (r *Runner) Render(ctx context.Context, res int, parent *unstructured.Unstr
 		out.Release = append(out.Release, Claimed{Resource: r.children[rel.rule].Resource, Object: rel.obj})
 	}
 	key, _ := cache.MetaNamespaceKeyFunc(parent)
-	ops, _ := r.planChildren(Request{Resource: res, Key: key}, parent, claimant, apply.OwnerRef(parent), plan.observed, nil, decision)
+	ops, _ := r.planChildren(ctx, Request{Resource: res, Key: key}, parent, claimant, apply.OwnerRef(parent), plan.observed, nil, decision)
 	for _, op := range ops {
 		w := ChildWrite{Rule: r.children[op.rule].ChildRule, Observed: op.observed, Err: op.err, Action: apply.Unchanged, Object: op.observed}
 		if op.err == nil {

@@ -121,7 +121,7 @@ type childSource struct {
 // relatedSource is where a runner gets the objects a customize hook relates to a parent:
 // a *related.Tracker in the engine, a *related.Fixed offline.
 type relatedSource interface {
-	Rules(parent *unstructured.Unstructured, ask func() (map[string]any, error)) ([]related.Rule, error)
+	Rules(parent *unstructured.Unstructured, revision string, ask func() (map[string]any, error)) ([]related.Rule, error)
 	Objects(ctx context.Context, parent *unstructured.Unstructured, rules []related.Rule) (map[string]any, error)
 	Bind(req Request, rules []related.Rule)
 	Forget(req Request, uid types.UID)
@@ -156,6 +156,11 @@ type Runner struct {
 	overlay     *writtenOverlay
 	hookEvents  eventLimiter
 	triggers    sync.Map // Request → what enqueued it last, for the trace; used with Env.Trace only
+
+	// program is the controller's hooks; previous and staging are set by Stage while a
+	// change of them rolls out (program.go).
+	program, previous *Program
+	staging           Staging
 
 	countsMu sync.Mutex
 	selected map[Request]bool // parents the controller selects, kept by their events
@@ -193,7 +198,7 @@ func New(b *Built, cfg Config) (*Runner, error) {
 	}
 	r := &Runner{cfg: cfg, built: b, calls: callSlots(cfg.HookCalls), name: name, primary: primary, finalizer: b.Descriptor.FinalizerPrefix + b.Name,
 		fieldManager: b.FieldManager(), counts: map[Request]int{}, selected: map[Request]bool{}, apply: apply.NewWithManager(cfg.Client, b.FieldManager()),
-		overlay: newWrittenOverlay()}
+		overlay: newWrittenOverlay(), program: &Program{Hooks: b.Hooks}}
 	if b.Hooks["customize"] != nil {
 		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), func(req Request) { r.enqueue("related object", []Request{req}) })
 	}

@@ -29,7 +29,7 @@ func NewFixed[P comparable](resolver Resolver, version v1alpha1.HookVersion, cac
 }
 
 // Rules returns what ask answers, validated whole as Tracker.Rules validates it.
-func (f *Fixed[P]) Rules(parent *unstructured.Unstructured, ask func() (map[string]any, error)) ([]Rule, error) {
+func (f *Fixed[P]) Rules(parent *unstructured.Unstructured, _ string, ask func() (map[string]any, error)) ([]Rule, error) {
 	resp, err := ask()
 	if err != nil {
 		return nil, err

@@ -50,10 +50,11 @@ type Tracker[P comparable] struct {
 	answers map[types.UID]answer // each parent's last customize answer
 }
 
-// answer is a parent's customize answer, valid while the parent's fingerprint is.
+// answer is a parent's customize answer, valid while the parent's fingerprint is and for the
+// revision of the hooks that gave it.
 type answer struct {
-	fingerprint string
-	rules       []Rule
+	fingerprint, revision string
+	rules                 []Rule
 }
 
 // New returns a Tracker that resolves the resources of customize answers with resolver,
@@ -66,16 +67,17 @@ func New[P comparable](factory *informers.Factory, resolver Resolver, version v1
 }
 
 // Rules returns the parent's related rules: its last customize answer while the parent's
-// fingerprint (protocol.ParentFingerprint) stands, otherwise what ask returns (the customize
+// fingerprint (protocol.ParentFingerprint) stands and the hooks are of the same revision (a
+// staged hook change runs two), otherwise what ask returns (the customize
 // hook's response), validated whole and kept. An error of ask is returned as it is; an
 // invalid answer as a *protocol.InvalidResponseError. After an error, the informers no bound
 // rule names are stopped.
-func (t *Tracker[P]) Rules(parent *unstructured.Unstructured, ask func() (map[string]any, error)) ([]Rule, error) {
+func (t *Tracker[P]) Rules(parent *unstructured.Unstructured, revision string, ask func() (map[string]any, error)) ([]Rule, error) {
 	fp := protocol.ParentFingerprint(parent)
 	t.mu.Lock()
 	cached, ok := t.answers[parent.GetUID()]
 	t.mu.Unlock()
-	if ok && cached.fingerprint == fp {
+	if ok && cached.fingerprint == fp && cached.revision == revision {
 		return cached.rules, nil
 	}
 	resp, err := ask()
@@ -88,7 +90,7 @@ func (t *Tracker[P]) Rules(parent *unstructured.Unstructured, ask func() (map[st
 		return nil, err
 	}
 	t.mu.Lock()
-	t.answers[parent.GetUID()] = answer{fingerprint: fp, rules: rules}
+	t.answers[parent.GetUID()] = answer{fingerprint: fp, revision: revision, rules: rules}
 	t.mu.Unlock()
 	return rules, nil
 }

@@ -45,7 +45,7 @@ func TestBoundInformerOutlivesAnotherParentsFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	parent := parentIn("ns")
-	rules, err := tr.Rules(parent, func() (map[string]any, error) {
+	rules, err := tr.Rules(parent, "", func() (map[string]any, error) {
 		return map[string]any{"relatedResources": []any{map[string]any{"apiVersion": "v1", "resource": "configmaps"}}}, nil
 	})
 	if err != nil {
@@ -57,7 +57,7 @@ func TestBoundInformerOutlivesAnotherParentsFailure(t *testing.T) {
 	// Another parent's customize hook fails while the first one's sync hook runs.
 	other := parentIn("ns")
 	other.SetUID("other")
-	if _, err := tr.Rules(other, func() (map[string]any, error) { return nil, errors.New("hook failed") }); err == nil {
+	if _, err := tr.Rules(other, "", func() (map[string]any, error) { return nil, errors.New("hook failed") }); err == nil {
 		t.Fatal("a failed customize call returned rules")
 	}
 	tr.Bind("ns/p", rules)
