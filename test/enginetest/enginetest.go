@@ -43,8 +43,9 @@ type Env struct {
 	// DELETE) since the last Requests.Reset.
 	Requests *RequestCounter
 
-	cancel context.CancelFunc
-	done   chan error
+	engineOpts engine.Options
+	cancel     context.CancelFunc
+	done       chan error
 }
 
 // Options tune Start.
@@ -104,7 +105,7 @@ func Start(opts Options) (*Env, error) {
 	if opts.Ceilings != nil {
 		ceilings = *opts.Ceilings
 	}
-	eng, err := engine.New(engine.Options{
+	engineOpts := engine.Options{
 		Config:            engineConfig,
 		Workers:           opts.Workers,
 		MaxReconciles:     16, // as metascript run's defaults: every suite runs under the shared budget
@@ -117,16 +118,37 @@ func Start(opts Options) (*Env, error) {
 		RevisionNamespace: "default",
 		Log:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 		Isolated:          opts.Isolated,
-	})
-	if err != nil {
+	}
+	e := &Env{ControlPlane: cp, Requests: counter, engineOpts: engineOpts,
+		Dynamic: dynamic.NewForConfigOrDie(cp.Config), Kube: kubernetes.NewForConfigOrDie(cp.Config)}
+	if err := e.runEngine(); err != nil {
 		cp.Stop()
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	e := &Env{ControlPlane: cp, Engine: eng, Requests: counter, cancel: cancel, done: make(chan error, 1),
-		Dynamic: dynamic.NewForConfigOrDie(cp.Config), Kube: kubernetes.NewForConfigOrDie(cp.Config)}
-	go func() { e.done <- eng.Run(ctx) }()
 	return e, nil
+}
+
+// runEngine builds an engine of the Env's options and runs it until Stop or RestartEngine.
+func (e *Env) runEngine() error {
+	eng, err := engine.New(e.engineOpts)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.Engine, e.cancel, e.done = eng, cancel, make(chan error, 1)
+	go func() { e.done <- eng.Run(ctx) }()
+	return nil
+}
+
+// RestartEngine stops the engine, as a process that exits does, and starts a new one with
+// nothing kept in memory: what it resumes, it reads from the cluster.
+func (e *Env) RestartEngine(t testing.TB) {
+	t.Helper()
+	e.cancel()
+	<-e.done
+	if err := e.runEngine(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Stop stops the engine, then the control plane.
