@@ -180,9 +180,15 @@ func (r *Rollout) Status() v1alpha1.HookRolloutStatus {
 	return *r.st.DeepCopy()
 }
 
-// Revision is the candidate revision; StableRevision the one the other parents run.
-func (r *Rollout) Revision() string       { return r.st.Revision }
-func (r *Rollout) StableRevision() string { return r.st.StableRevision }
+// Revision is the candidate revision: set by Start or Complete, never changed.
+func (r *Rollout) Revision() string { return r.st.Revision }
+
+// StableRevision is the revision the parents not moved run; completion changes it.
+func (r *Rollout) StableRevision() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st.StableRevision
+}
 
 // Staged reports whether parents may run two revisions: the candidate differs from the
 // stable one and not every parent runs it yet.
