@@ -22,8 +22,8 @@ type HookRolloutPolicy struct {
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	Step *intstr.IntOrString `json:"step,omitempty"`
-	// Pause is how long a step waits, once every parent it moved has synced successfully,
-	// before the next step; default 30s.
+	// Pause is how long each step lasts at least; a step also waits until every parent it
+	// moved has synced successfully. Default 30s.
 	// +optional
 	Pause *metav1.Duration `json:"pause,omitempty"`
 	// FailureThreshold is how many parents failing to sync on the changed hooks halt the
@@ -84,7 +84,7 @@ type HookRolloutStatus struct {
 	// +optional
 	StepStarted *metav1.Time `json:"stepStarted,omitempty"`
 	// Parents counts the parents; UpdatedParents those that run Revision, and SyncedParents
-	// those of them that synced successfully on it in this step.
+	// those of them whose last sync on it succeeded.
 	// +optional
 	Parents int32 `json:"parents,omitempty"`
 	// +optional

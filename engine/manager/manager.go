@@ -245,8 +245,14 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k, r := range m.runners {
+		if r.stopDrive != nil {
+			r.stopDrive()
+		}
 		if r.runner != nil {
 			r.runner.Stop()
+			m.opts.Metrics.Controllers.WithLabelValues("running").Dec()
+		} else {
+			m.opts.Metrics.Controllers.WithLabelValues("failed").Dec()
 		}
 		delete(m.runners, k)
 	}

@@ -312,6 +312,10 @@ func (r *Rollout) progress(now time.Time, parents []Parent) (bool, error) {
 	if r.st.Phase == v1alpha1.RolloutHalted {
 		return false, nil // until the hooks change again or the policy promotes the revision
 	}
+	if n == 0 {
+		r.complete() // nothing to stage
+		return false, nil
+	}
 	if len(r.failed) >= r.policy.FailureThreshold {
 		r.st.Phase = v1alpha1.RolloutHalted
 		bad := r.firstFailed()
@@ -375,7 +379,7 @@ func (r *Rollout) step(now time.Time, ranks []uint64, k int) {
 func (r *Rollout) complete() {
 	r.st.Phase, r.st.StableRevision = v1alpha1.RolloutComplete, r.st.Revision
 	r.cutoff, r.chosen, r.st.Cutoff = math.MaxUint64, true, ""
-	r.st.FailedParent, r.st.Message, r.st.Failures, r.st.StepStarted = "", "", 0, nil
+	r.st.FailedParent, r.st.Message, r.st.Failures, r.st.StepStarted, r.st.DryRun = "", "", 0, nil, nil
 }
 
 // count fills in the status's counts.

@@ -9,7 +9,9 @@ import (
 // external types the API uses, as a table names them.
 var external = map[string]string{
 	"metav1.Duration":                 "duration (`500ms`, `1m30s`)",
+	"metav1.Time":                     "time (RFC 3339)",
 	"resource.Quantity":               "quantity (`64Mi`, `1G`)",
+	"intstr.IntOrString":              "count or percentage (`2`, `\"10%\"`)",
 	"runtime.RawExtension":            "object",
 	"metav1.ObjectMeta":               "[ObjectMeta](https://pkg.go.dev/k8s.io/apimachinery/pkg/apis/meta/v1#ObjectMeta)",
 	"metav1.LabelSelector":            "[LabelSelector](https://pkg.go.dev/k8s.io/apimachinery/pkg/apis/meta/v1#LabelSelector)",

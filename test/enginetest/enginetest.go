@@ -146,6 +146,9 @@ func (e *Env) RestartEngine(t testing.TB) {
 	t.Helper()
 	e.cancel()
 	<-e.done
+	// The process's work queue metrics go to the first engine's registry (client-go takes one
+	// provider per process): the new engine keeps it, as tests read metrics from it.
+	e.engineOpts.Metrics = e.Engine.Metrics
 	if err := e.runEngine(); err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,21 @@ func rolloutOf(t *testing.T, name string) v1alpha1.HookRolloutStatus {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &st); err != nil {
 		t.Fatal(err)
 	}
+	if st.Stable == nil || len(st.Stable.Raw) == 0 {
+		return st
+	}
+	st.Stable.Raw = []byte("{...}") // kept, not printed in full
+	return st
+}
+
+// waitPhase waits until the controller's rollout is in phase, and returns its status.
+func waitPhase(t *testing.T, name, phase string) v1alpha1.HookRolloutStatus {
+	t.Helper()
+	var st v1alpha1.HookRolloutStatus
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		st = rolloutOf(t, name)
+		return st.Phase == phase, fmt.Sprintf("rollout status %+v", st)
+	})
 	return st
 }
 
@@ -115,11 +130,7 @@ func TestHookRolloutStopsAtTheCanary(t *testing.T) {
 	ns, parents := rolloutFleet(t, name, 10)
 	before := childrenOf(t, ns)
 	setSync(t, name, "", 0, "def sync(request):\n    fail(\"a typo in the edit\")\n")
-	var st v1alpha1.HookRolloutStatus
-	enginetest.Eventually(t, wait, func() (bool, string) {
-		st = rolloutOf(t, name)
-		return st.Phase == v1alpha1.RolloutHalted, fmt.Sprintf("rollout status %+v", st)
-	})
+	st := waitPhase(t, name, v1alpha1.RolloutHalted)
 	if !slices.Contains(st.CanaryParents, st.FailedParent) || !strings.Contains(st.Message, "a typo in the edit") ||
 		len(st.CanaryParents) != 2 || st.UpdatedParents != 2 || st.Parents != 10 || st.StableRevision == st.Revision {
 		t.Fatalf("halted rollout status does not say where it stands: %+v", st)
@@ -210,11 +221,7 @@ func TestHookRolloutBoundsDeletes(t *testing.T) {
 	ns, _ := rolloutFleet(t, name, 10, "pause: 2s", "pause: 2s\n    maxDeletesPerSync: 0")
 	before := childrenOf(t, ns)
 	setSync(t, name, "two", 1, "")
-	var st v1alpha1.HookRolloutStatus
-	enginetest.Eventually(t, wait, func() (bool, string) {
-		st = rolloutOf(t, name)
-		return st.Phase == v1alpha1.RolloutHalted, fmt.Sprintf("rollout status %+v", st)
-	})
+	st := waitPhase(t, name, v1alpha1.RolloutHalted)
 	if !strings.Contains(st.Message, "would delete 1 children") {
 		t.Fatalf("halt message does not name the bound: %q", st.Message)
 	}
