@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -41,10 +42,16 @@ func rolloutFleet(t *testing.T, name string, n int, replace ...string) (ns strin
 	return ns, parents
 }
 
-// rolloutOf is the controller's status.hookRollout.
+// rolloutOf is the CompositeController's status.hookRollout.
 func rolloutOf(t *testing.T, name string) v1alpha1.HookRolloutStatus {
 	t.Helper()
-	cc := env.Get(t, "metascript.dev/v1alpha1", "CompositeController", "", name)
+	return rolloutOfKind(t, "CompositeController", name)
+}
+
+// rolloutOfKind is the status.hookRollout of a controller of kind.
+func rolloutOfKind(t *testing.T, kind, name string) v1alpha1.HookRolloutStatus {
+	t.Helper()
+	cc := env.Get(t, "metascript.dev/v1alpha1", kind, "", name)
 	raw, _, _ := unstructured.NestedMap(cc.Object, "status", "hookRollout")
 	var st v1alpha1.HookRolloutStatus
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &st); err != nil {
@@ -271,5 +278,73 @@ func TestHookRolloutDryRunWritesNothing(t *testing.T) {
 		by := onRevision(t, ns)
 		return st.Phase == v1alpha1.RolloutComplete && len(by["three"]) == 10 && len(childrenOf(t, ns)) == 10,
 			fmt.Sprintf("status %+v, parents %v", st, by)
+	})
+}
+
+// TestDecoratorHookRolloutStaged: the same staging for another kind, through the same
+// skeleton. A policy added to a running DecoratorController records its hooks as stable; an
+// edit of its shared script then decorates the canary target only, until promoted.
+func TestDecoratorHookRolloutStaged(t *testing.T) {
+	const name = "dec-rollout"
+	decorator(t, name, name, "InPlace")
+	ns := env.Namespace(t)
+	for i := range 6 {
+		target(t, ns, fmt.Sprintf("t%d", i), name, true, map[string]any{name: map[string]any{"labels": map[string]any{"x": "1"}}})
+	}
+	byRevision := func() map[string][]string {
+		list, err := env.Client(t, getBundle(t, ns, "t0")).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		by := map[string][]string{}
+		for _, b := range list.Items {
+			if b.GetLabels()["x"] == "1" {
+				rev := cmp.Or(b.GetLabels()["hookrev"], "one")
+				by[rev] = append(by[rev], ns+"/"+b.GetName())
+			}
+		}
+		return by
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		by := byRevision()
+		return len(by["one"]) == 6, fmt.Sprintf("targets by revision: %v", by)
+	})
+	editControllerOf(t, "DecoratorController", name, func(dc *unstructured.Unstructured) {
+		policy := map[string]any{"canary": int64(1), "pause": "1h"}
+		if err := unstructured.SetNestedField(dc.Object, policy, "spec", "hookRollout"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		st := rolloutOfKind(t, "DecoratorController", name)
+		return st.Phase == v1alpha1.RolloutComplete && st.Stable != nil, fmt.Sprintf("rollout status %+v", st)
+	})
+	editControllerOf(t, "DecoratorController", name, func(dc *unstructured.Unstructured) {
+		src, _, _ := unstructured.NestedString(dc.Object, "spec", "script", "starlark", "source")
+		src = strings.Replace(src, `labels = dict(d.get("labels", {}))`, `labels = dict(d.get("labels", {})); labels["hookrev"] = "two"`, 1)
+		if err := unstructured.SetNestedField(dc.Object, src, "spec", "script", "starlark", "source"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var st v1alpha1.HookRolloutStatus
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		st = rolloutOfKind(t, "DecoratorController", name)
+		by := byRevision()
+		return st.Step == 1 && st.SyncedParents == 1 && slices.Equal(by["two"], st.CanaryParents),
+			fmt.Sprintf("status %+v, targets by revision %v", st, by)
+	})
+	waitIdle(t, "decoratorcontroller/"+name)
+	if by := byRevision(); len(by["two"]) != 1 || len(by["one"]) != 5 {
+		t.Fatalf("the canary step decorated %v with the edit; want only %v", by["two"], st.CanaryParents)
+	}
+	editControllerOf(t, "DecoratorController", name, func(dc *unstructured.Unstructured) {
+		if err := unstructured.SetNestedField(dc.Object, st.Revision, "spec", "hookRollout", "promote"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		st := rolloutOfKind(t, "DecoratorController", name)
+		by := byRevision()
+		return st.Phase == v1alpha1.RolloutComplete && len(by["two"]) == 6, fmt.Sprintf("status %+v, targets %v", st, by)
 	})
 }
