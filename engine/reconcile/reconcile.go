@@ -30,7 +30,9 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		parent = written // the engine's own status write, which the cache has not seen yet
 	}
 	prog, candidate := r.programFor(parent)
-	ctx = withProgram(ctx, prog)
+	if r.staging != nil {
+		ctx = withProgram(ctx, prog) // else programOf falls back to r.program: no context per reconcile
+	}
 	st := r.stageOf(req.Resource, parent, prog)
 	if st.act && st.finalizing {
 		if abandoned, err := r.abandon(ctx, req.Resource, parent); abandoned {

@@ -183,13 +183,6 @@ func (r *Rollout) Status() v1alpha1.HookRolloutStatus {
 // Revision is the candidate revision: set by Start or Complete, never changed.
 func (r *Rollout) Revision() string { return r.st.Revision }
 
-// StableRevision is the revision the parents not moved run; completion changes it.
-func (r *Rollout) StableRevision() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.st.StableRevision
-}
-
 // Staged reports whether parents may run two revisions: the candidate differs from the
 // stable one and not every parent runs it yet.
 func (r *Rollout) Staged() bool {
@@ -337,15 +330,7 @@ func (r *Rollout) progress(now time.Time, parents []Parent) (bool, error) {
 		r.st.CanaryParents = r.updatedNames(parents, 10)
 		return true, nil
 	}
-	updated, synced := 0, 0
-	for _, p := range parents {
-		if r.candidate(p.UID) {
-			updated++
-			if r.synced[p.UID] {
-				synced++
-			}
-		}
-	}
+	updated, synced := r.tally(parents)
 	if synced < updated || now.Before(r.st.StepStarted.Add(r.policy.Pause)) && updated < n {
 		return false, nil
 	}
@@ -389,17 +374,25 @@ func (r *Rollout) count(parents []Parent) {
 		r.st.UpdatedParents = int32(len(parents))
 		return
 	}
-	for _, p := range parents {
-		if r.candidate(p.UID) {
-			r.st.UpdatedParents++
-			if r.synced[p.UID] {
-				r.st.SyncedParents++
-			}
-		}
-	}
+	updated, synced := r.tally(parents)
+	r.st.UpdatedParents, r.st.SyncedParents = int32(updated), int32(synced)
 	if r.st.Phase != v1alpha1.RolloutHalted {
 		r.st.Failures = int32(len(r.failed))
 	}
+}
+
+// tally counts the parents on the candidate, and those of them whose last sync on it
+// succeeded.
+func (r *Rollout) tally(parents []Parent) (updated, synced int) {
+	for _, p := range parents {
+		if r.candidate(p.UID) {
+			updated++
+			if r.synced[p.UID] {
+				synced++
+			}
+		}
+	}
+	return updated, synced
 }
 
 // updatedNames names the first parents on the candidate, at most limit, by rank.

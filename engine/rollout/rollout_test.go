@@ -645,7 +645,7 @@ func TestConcurrentUse(t *testing.T) {
 				return
 			default:
 			}
-			_, _ = r.Revision(), r.StableRevision()
+			_, _ = r.Revision(), r.Status().StableRevision
 		}
 	}()
 	var st v1alpha1.HookRolloutStatus
@@ -656,7 +656,7 @@ func TestConcurrentUse(t *testing.T) {
 	close(done)
 	<-stopped
 	<-readerStopped
-	if st.Phase != v1alpha1.RolloutComplete || r.StableRevision() != candRev {
-		t.Errorf("phase %s, stable revision %s; want Complete, %s", st.Phase, r.StableRevision(), candRev)
+	if stable := r.Status().StableRevision; st.Phase != v1alpha1.RolloutComplete || stable != candRev {
+		t.Errorf("phase %s, stable revision %s; want Complete, %s", st.Phase, stable, candRev)
 	}
 }

@@ -148,9 +148,9 @@ func TestHookRolloutStopsAtTheCanary(t *testing.T) {
 		t.Fatalf("children changed while the edit halted at the canary:\nbefore %v\nafter  %v", before, after)
 	}
 	for _, p := range parents {
-		failed := len(env.Events(t, ns, strings.TrimPrefix(p, ns+"/"))["HookFailed"]) > 0
-		if failed != slices.Contains(st.CanaryParents, p) {
-			t.Errorf("parent %s: HookFailed Event %v, canary %v (canaries %v)", p, failed, !failed, st.CanaryParents)
+		failed, canary := len(env.Events(t, ns, strings.TrimPrefix(p, ns+"/"))["HookFailed"]) > 0, slices.Contains(st.CanaryParents, p)
+		if failed != canary {
+			t.Errorf("parent %s: HookFailed Event %v, canary %v (canaries %v)", p, failed, canary, st.CanaryParents)
 		}
 	}
 }
