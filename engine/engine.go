@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -28,6 +27,7 @@ import (
 	"metascript.dev/metascript/engine/resources"
 	"metascript.dev/metascript/engine/shard"
 	"metascript.dev/metascript/engine/trace"
+	"metascript.dev/metascript/engine/wire"
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/scripting/isolated"
 	"metascript.dev/metascript/scripting/javascript"
@@ -110,10 +110,11 @@ func New(opts Options) (*Engine, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
-	dyn, err := dynamic.NewForConfig(opts.Config)
+	clients, err := wire.NewClients(opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
+	dyn := clients.Dynamic
 	kube, err := kubernetes.NewForConfig(opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
@@ -123,7 +124,7 @@ func New(opts Options) (*Engine, error) {
 		Runtime:     NewRuntime(scripting.Options{CacheSize: opts.CacheSize, Defaults: opts.Defaults, Ceilings: opts.Ceilings}),
 		opts:        opts,
 		broadcaster: record.NewBroadcaster(),
-		factory:     informers.NewFactory(dyn),
+		factory:     informers.NewFactory(clients.Cache),
 	}
 	if !opts.NoTrace {
 		e.Trace = trace.New()

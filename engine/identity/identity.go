@@ -17,6 +17,8 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
+
+	"metascript.dev/metascript/engine/wire"
 )
 
 // Source makes impersonating clients from the engine's own configuration. It is safe for
@@ -72,7 +74,7 @@ func (s *Source) For(namespace, name string) (*Account, error) {
 	cfg := rest.CopyConfig(s.Config)
 	user := User(namespace, name)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := wire.NewDynamic(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client impersonating %s: %w", user, err)
 	}
