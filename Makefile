@@ -118,7 +118,7 @@ bench-hooks: ## hook calls (go, starlark, javascript, isolated tier, webhook; 10
 bench-converge: controlplane ## PARENTS x CHILDREN from cold start vs a bare client-go program
 	$(GO) test -count=1 -timeout 30m -run '^TestConverge$$' -v ./test/converge/ -parents=$(PARENTS) -children=$(CHILDREN) $(CONVERGE_FLAGS)
 
-bench-scale: controlplane ## PARENTS x CHILDREN (default 2000 x 5): the engine as a process vs the client-go floor, by the audit log and CPU
+bench-scale: controlplane ## PARENTS x CHILDREN (default 2000 x 5): the engine as a process vs the client-go floor and Metacontroller (METACONTROLLER_BIN), by the audit log and CPU
 	$(GO) test -count=1 -timeout 120m -run '^TestScale$$' -v ./test/scale/ -parents=$(SCALE_PARENTS) -children=$(SCALE_CHILDREN) $(SCALE_FLAGS)
 
 bench-tenants: controlplane ## TENANTS controllers (default 100,1000,5000) on one parent resource, one parent each: converge CPU and wall time, idle CPU, peak RSS, requests

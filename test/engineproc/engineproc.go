@@ -87,22 +87,44 @@ func Start(bin, dir, kubeconfig string, workers int, pprof bool, extra ...string
 		args = append(args, "--pprof-addr", e.pprofAddr)
 	}
 	args = append(args, extra...)
+	if err := e.exec(bin, args, nil); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Exec runs another controller, bin with args and the environment env added to this
+// process's, as its own process measured as the engine is (Pid, Stop, Running, LogTail; it
+// has no /metrics). Its log is dir/<name>.log.
+func Exec(dir, name, bin string, env []string, args ...string) (*Process, error) {
+	p := &Process{log: filepath.Join(dir, name+".log"), exited: make(chan struct{})}
+	if err := p.exec(bin, args, env); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// exec starts bin with its output in e.log and watches for its exit.
+func (e *Process) exec(bin string, args, env []string) error {
 	logFile, err := os.Create(e.log)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e.cmd = exec.Command(bin, args...)
 	e.cmd.Stdout, e.cmd.Stderr = logFile, logFile
+	if env != nil {
+		e.cmd.Env = append(os.Environ(), env...)
+	}
 	if err := e.cmd.Start(); err != nil {
 		logFile.Close()
-		return nil, err
+		return err
 	}
 	go func() {
 		e.err = e.cmd.Wait()
 		logFile.Close()
 		close(e.exited)
 	}()
-	return e, nil
+	return nil
 }
 
 // Stop sends SIGTERM and waits for the engine to exit, killing it after 30 seconds.
@@ -121,11 +143,11 @@ func (e *Process) Stop() {
 	}
 }
 
-// Running returns an error, with the end of the engine's log, once the engine has exited.
+// Running returns an error, with the end of the process's log, once it has exited.
 func (e *Process) Running() error {
 	select {
 	case <-e.exited:
-		return fmt.Errorf("the engine exited: %v; its log ends:\n%s", e.err, e.LogTail())
+		return fmt.Errorf("%s exited: %v; its log ends:\n%s", filepath.Base(e.cmd.Path), e.err, e.LogTail())
 	default:
 		return nil
 	}
@@ -163,6 +185,9 @@ func (e *Process) Pid() int { return e.cmd.Process.Pid }
 
 // PprofAddr is the address of the engine's pprof server; empty unless started with pprof.
 func (e *Process) PprofAddr() string { return e.pprofAddr }
+
+// LogFile is the file holding the process's output.
+func (e *Process) LogFile() string { return e.log }
 
 // LogTail is the end of the engine's log.
 func (e *Process) LogTail() string {

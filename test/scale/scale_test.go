@@ -1,19 +1,22 @@
 // Package scale measures, in one run against one local kube-apiserver and etcd, the engine
 // converging PARENTS Fanout parents × CHILDREN ConfigMaps next to the floor: a bare client-go
 // program sending the least the same result needs (one create per child, one status write
-// per parent), with the same 5 workers and an unlimited client rate. Then it measures a no-op
-// resync of every parent.
+// per parent), with the same 5 workers and an unlimited client rate. Between the two, when a
+// Metacontroller binary is found (findMetacontroller), Metacontroller does the same work with
+// the same hook served as a webhook, measured as the engine is. Then it measures the engine's
+// no-op resync of every parent.
 //
 //	make bench-scale PARENTS=2000 CHILDREN=5
 //	go test -count=1 -timeout 120m -run '^TestScale$' -v ./test/scale/ -parents=2000 -children=5 [-pprof]
 //
 // The engine runs as its own process (`metascript run`, built for the run), so that its CPU
-// time and peak RSS come from /proc; the floor, the engine and the test's own watches are
-// three users of the API server, whose requests the API server's audit log counts, phase by
-// phase. The API server's and etcd's CPU time come from /proc too. Numbers are logged, never
-// asserted, except that the no-op resync must write nothing. Without -parents (or
-// METASCRIPT_SCALE=1) only TestScaleSmoke runs: the same at 5 × 2, with checks that every
-// measurement is there.
+// time and peak RSS come from /proc; the floor, Metacontroller, the engine and the test's own
+// watches are users of the API server, whose requests the API server's audit log counts,
+// phase by phase. The API server's and etcd's CPU time come from /proc too. Numbers are
+// logged, never asserted, except that the no-op resync must write nothing. Without -parents
+// (or METASCRIPT_SCALE=1) only TestScaleSmoke runs: the same at 5 × 2, with checks that every
+// measurement is there; TestScaleMetacontrollerSmoke adds Metacontroller's phase where it is
+// found.
 package scale
 
 import (
@@ -48,6 +51,7 @@ var (
 	flagApply    = flag.Bool("floor-apply", false, "the floor writes the children by server-side apply, as the engine does, instead of create")
 	flagWriters  = flag.Int("floor-child-writers", 1, "how many of a parent's children the floor writes at once (the engine: up to 8)")
 	flagAuditLog = flag.String("audit-log", "", "keep the API server's audit log in this file (default: a temporary file, removed)")
+	flagMC       = flag.Bool("metacontroller", true, "run the Metacontroller phase when its binary is found ($METACONTROLLER_BIN, else .cache/metacontroller/"+metacontrollerVersion+"/)")
 )
 
 var (
@@ -80,6 +84,8 @@ type params struct {
 	parents, children, workers int
 	pprof                      bool
 	floor                      floorOptions
+	// metacontroller runs the Metacontroller phase, when its binary is found.
+	metacontroller bool
 }
 
 // phase is what one stretch of the run cost.
@@ -99,8 +105,9 @@ type result struct {
 	p                params
 	floorProgram     time.Duration // the floor program's own time, first request to last response
 	floor, engine    phase         // floor and engine to convergence
-	tail             phase         // the engine from convergence until settled
-	resync           phase         // a no-op resync of every parent
+	mc               metacontrollerResult
+	tail             phase // the engine from convergence until settled
+	resync           phase // a no-op resync of every parent
 	resyncReconciles float64
 	peakRSS          int64    // the engine's at convergence, bytes
 	peakRSSEnd       int64    // and after the resync
@@ -114,11 +121,12 @@ func TestScale(t *testing.T) {
 	if !set {
 		t.Skip("the scale benchmark runs with -parents=N or METASCRIPT_SCALE=1 (make bench-scale)")
 	}
-	report(t, run(t, params{*flagParents, *flagChildren, *flagWorkers, *flagPprof, floorOptions{*flagApply, *flagWriters}}))
+	report(t, run(t, params{*flagParents, *flagChildren, *flagWorkers, *flagPprof, floorOptions{*flagApply, *flagWriters}, *flagMC}))
 }
 
 // TestScaleSmoke is the benchmark at 5 × 2, run with every test suite: it checks that each
-// measurement is made, not what it is.
+// measurement is made, not what it is. It leaves the Metacontroller phase out, so that it
+// runs the same whether Metacontroller is there or not: TestScaleMetacontrollerSmoke has it.
 func TestScaleSmoke(t *testing.T) {
 	p := params{parents: 5, children: 2, workers: 5}
 	r := run(t, p)
@@ -157,9 +165,9 @@ type bench struct {
 	cp              *controlplane.ControlPlane
 	admin           dynamic.Interface
 	audit           *auditLog
-	apiserver, etcd int // process IDs
-	engine          *engineproc.Process
-	pprofDir        string // where -pprof's profiles go
+	apiserver, etcd int                 // process IDs
+	engine          *engineproc.Process // the controller measured now: Metacontroller, then the engine
+	pprofDir        string              // where -pprof's profiles go
 }
 
 // mark is the state of the run at one instant.
@@ -216,8 +224,9 @@ func (b *bench) read(m mark) requests {
 	return r
 }
 
-// run measures the floor, the engine's cold start and a no-op resync, in that order, on one
-// control plane; it fails t if anything does not converge or the resync writes.
+// run measures the floor, Metacontroller's cold start (when p.metacontroller and its binary
+// is found), the engine's cold start and a no-op resync, in that order, on one control plane;
+// it fails t if anything does not converge or the resync writes.
 func run(t *testing.T, p params) *result {
 	r := &result{p: p}
 	dir := t.TempDir()
@@ -242,10 +251,18 @@ func run(t *testing.T, p params) *result {
 			t.Fatal(err) // the reader starts at the beginning of the file
 		}
 	}
-	cp, err := controlplane.Start(controlplane.Options{
-		CRDDirs:  []string{filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root)},
-		AuditLog: auditPath,
-	})
+	crdDirs := []string{filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root)}
+	var mcInstall metacontrollerInstall
+	r.mc.skipped = "not asked for (-metacontroller=false; TestScaleMetacontrollerSmoke has it at 5 × 2)"
+	if p.metacontroller {
+		if mcInstall, err = findMetacontroller(root); err != nil {
+			r.mc.skipped = err.Error()
+		} else {
+			r.mc.skipped = ""
+			crdDirs = append(crdDirs, mcInstall.crds)
+		}
+	}
+	cp, err := controlplane.Start(controlplane.Options{CRDDirs: crdDirs, AuditLog: auditPath})
 	if err != nil {
 		<-built // before t.TempDir is removed
 		t.Fatal(err)
@@ -255,7 +272,7 @@ func run(t *testing.T, p params) *result {
 		t.Fatal(err)
 	}
 	timeout := phaseTimeout(p)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*timeout+5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*timeout+5*time.Minute)
 	defer cancel()
 
 	unlimited := func(cfg *rest.Config) *rest.Config {
@@ -338,6 +355,13 @@ func run(t *testing.T, p params) *result {
 		}
 	}
 	b.deleteAll(ctx, "floor")
+
+	if r.mc.skipped == "" {
+		t.Logf("scale: Metacontroller at %s, CRDs from %s", mcInstall.bin, mcInstall.crds)
+		r.mc = b.runMetacontroller(ctx, mcInstall, dir, p, user, observerCfg)
+	} else {
+		t.Logf("scale: the Metacontroller phase is skipped: %s", r.mc.skipped)
+	}
 
 	// The engine, from a cold start: the controller and every parent exist, no child does.
 	b.createNamespace(ctx, "engine")
@@ -440,7 +464,7 @@ func (b *bench) await(ctx context.Context, done <-chan struct{}, msg func() stri
 		case <-done:
 			return
 		case <-ctx.Done():
-			b.t.Fatalf("%s: %v; the engine's log ends:\n%s", msg(), ctx.Err(), b.engine.LogTail())
+			b.t.Fatalf("%s: %v; its log ends:\n%s", msg(), ctx.Err(), b.engine.LogTail())
 		case <-tick.C:
 			if err := b.engine.Running(); err != nil {
 				b.t.Fatalf("%s: %v", msg(), err)
@@ -602,47 +626,50 @@ func (b *bench) profileAPIServer(ctx context.Context, phase string, done chan<- 
 	return file
 }
 
-// report logs the run's numbers.
+// report logs the run's numbers: first the phases side by side, one column each (the floor,
+// Metacontroller, Metascript), then the details.
 func report(t *testing.T, r *result) {
 	p := r.p
 	var s strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&s, format+"\n", args...) }
-	sum := func(ph phase, user string) (int, int) {
-		total, writes, _ := requestTotals(ph.requests[user], func(string) bool { return true })
-		return total, writes
-	}
-	ft, fw := sum(r.floor, floorUser)
-	et, ew := sum(r.engine, engineUser)
-	tt, tw := sum(r.tail, engineUser)
-	rt, rw := sum(r.resync, engineUser)
 	w("%d parents × %d children = %d ConfigMaps, %d workers, client rate unlimited; requests from the API server's audit log",
 		p.parents, p.children, p.parents*p.children, p.workers)
-	w("  %-30s %9s %9s %8s %11s %15s %15s %9s", "", "time", "requests", "writes", "engine CPU", "engine peak RSS", "API server CPU", "etcd CPU")
-	floorName := "floor (client-go, create)"
-	if p.floor.apply {
-		floorName = "floor (client-go, apply)"
+	s.WriteString(sideBySide(r))
+	tt, tw := sum(r.tail, engineUser)
+	rt, rw := sum(r.resync, engineUser)
+	if r.mc.skipped != "" {
+		w("  Metacontroller: skipped: %s", r.mc.skipped)
+	} else {
+		mt, mw := sum(r.mc.tail, metacontrollerUser)
+		w("  Metacontroller %s: --workers %d, client rate unlimited, no rediscovery or relist within the run; its sync webhook (Go, in the test process, whose CPU is not in its column) was called %d times to converge",
+			r.mc.version, p.workers, r.mc.calls)
+		w("  Metacontroller, converged to settled: %.2fs, %d requests (%d writes), %d webhook calls, %.2fs CPU",
+			r.mc.tail.took.Seconds(), mt, mw, r.mc.tailCalls, r.mc.tail.engineCPU)
 	}
-	w("  %-30s %8.2fs %9d %8d %11s %15s %14.2fs %8.2fs", floorName,
-		r.floor.took.Seconds(), ft, fw, "-", "-", r.floor.apiserverCPU, r.floor.etcdCPU)
-	w("  %-30s %8.2fs %9d %8d %10.2fs %11.1f MiB %14.2fs %8.2fs", "engine, cold start to converged",
-		r.engine.took.Seconds(), et, ew, r.engine.engineCPU, float64(r.peakRSS)/(1<<20), r.engine.apiserverCPU, r.engine.etcdCPU)
-	w("  %-30s %9.2f %9.2f %8.2f %11s %15s %15.2f %9.2f", "ratio engine / floor",
-		r.engine.took.Seconds()/r.floor.took.Seconds(), ratio(et, ft), ratio(ew, fw), "", "",
-		r.engine.apiserverCPU/r.floor.apiserverCPU, r.engine.etcdCPU/r.floor.etcdCPU)
-	w("  %-30s %8.2fs %9d %8d %10.2fs %15s %14.2fs %8.2fs", "engine, converged to settled",
-		r.tail.took.Seconds(), tt, tw, r.tail.engineCPU, "", r.tail.apiserverCPU, r.tail.etcdCPU)
-	w("  %-30s %8.2fs %9d %8d %10.2fs %15s %14.2fs %8.2fs", "engine, no-op resync",
-		r.resync.took.Seconds(), rt, rw, r.resync.engineCPU, "", r.resync.apiserverCPU, r.resync.etcdCPU)
-	w("  the floor writes %d of a parent's children at a time (-floor-child-writers); the engine up to 8", max(1, p.floor.childWriters))
+	w("  Metascript, converged to settled: %.2fs, %d requests (%d writes), %.2fs CPU", r.tail.took.Seconds(), tt, tw, r.tail.engineCPU)
+	w("  Metascript, no-op resync of every parent: %.2fs, %d requests (%d writes), %.2fs engine CPU, API server %.2fs, etcd %.2fs",
+		r.resync.took.Seconds(), rt, rw, r.resync.engineCPU, r.resync.apiserverCPU, r.resync.etcdCPU)
+	floorWrites := "create"
+	if p.floor.apply {
+		floorWrites = "server-side apply"
+	}
+	w("  the floor writes children by %s, %d of a parent's at a time (-floor-child-writers); the engine up to 8", floorWrites, max(1, p.floor.childWriters))
 	w("  time is until the test's watches saw every parent's status and children; the floor program itself took %.2fs",
 		r.floorProgram.Seconds())
-	w("  first child seen after: floor %.2fs, engine %.2fs (process start, cache sync, first syncs)",
-		r.floor.first.Seconds(), r.engine.first.Seconds())
+	mcFirst := "-"
+	if r.mc.skipped == "" {
+		mcFirst = fmt.Sprintf("%.2fs", r.mc.converge.first.Seconds())
+	}
+	w("  first child seen after: floor %.2fs, Metacontroller %s, Metascript %.2fs (process start, cache sync, first syncs)",
+		r.floor.first.Seconds(), mcFirst, r.engine.first.Seconds())
 	w("  engine CPU per parent converged: %.2f ms; no-op resync: %v reconciles, %.3f ms engine CPU per parent sync",
 		1000*r.engine.engineCPU/float64(p.parents), r.resyncReconciles, 1000*r.resync.engineCPU/r.resyncReconciles)
 	_, _, resyncWrites := requestTotals(r.resync.requests[engineUser], func(res string) bool { return res != "compositecontrollers/status" })
 	w("  no-op resync writes to parents, children and events: %d (must be 0); engine peak RSS after it %.1f MiB",
 		resyncWrites, float64(r.peakRSSEnd)/(1<<20))
+	if r.mc.log != "" {
+		w("  Metacontroller logged errors:\n%s", r.mc.log)
+	}
 	if r.engineLog != "" {
 		w("  the engine logged (at --log-level warn), ending:\n%s", r.engineLog)
 	}
@@ -651,37 +678,109 @@ func report(t *testing.T, r *result) {
 	}
 	t.Log("scale:\n" + s.String())
 
-	s.Reset()
-	w("  %-32s %7s %11s %9s %8s %13s %16s %7s", "", "wall", "API server", "etcd", "engine", "test process", "other processes", "steal")
-	for _, ph := range []struct {
-		name string
-		ph   phase
-	}{{"floor", r.floor}, {"engine, cold start to converged", r.engine}, {"engine, converged to settled", r.tail}, {"engine, no-op resync", r.resync}} {
-		w("  %-32s %6.2fs %10.2fs %8.2fs %7.2fs %12.2fs %15.2fs %6.2fs", ph.name, ph.ph.wall.Seconds(),
-			ph.ph.apiserverCPU, ph.ph.etcdCPU, ph.ph.engineCPU, ph.ph.selfCPU, ph.ph.otherCPU, ph.ph.steal)
-	}
-	w("  (the machine has %d CPUs; test process: the floor program, the watches and this test; other processes: whatever else ran", runtime.NumCPU())
-	w("   meanwhile, which makes the run noisy when large)")
-	t.Log("CPU seconds by process, per phase:\n" + s.String())
-
-	s.Reset()
-	for _, ph := range []struct {
+	type named struct {
 		name string
 		ph   phase
 		user string
-	}{
-		{"floor", r.floor, floorUser},
-		{"engine, cold start to converged", r.engine, engineUser},
-		{"engine, converged to settled", r.tail, engineUser},
-		{"engine, no-op resync", r.resync, engineUser},
-	} {
+	}
+	phases := []named{{"floor", r.floor, floorUser}}
+	if r.mc.skipped == "" {
+		phases = append(phases, named{"Metacontroller, cold start to converged", r.mc.converge, metacontrollerUser},
+			named{"Metacontroller, converged to settled", r.mc.tail, metacontrollerUser})
+	}
+	phases = append(phases, named{"engine, cold start to converged", r.engine, engineUser},
+		named{"engine, converged to settled", r.tail, engineUser}, named{"engine, no-op resync", r.resync, engineUser})
+
+	s.Reset()
+	w("  %-40s %7s %11s %9s %11s %13s %16s %7s", "", "wall", "API server", "etcd", "controller", "test process", "other processes", "steal")
+	for _, ph := range phases {
+		w("  %-40s %6.2fs %10.2fs %8.2fs %10.2fs %12.2fs %15.2fs %6.2fs", ph.name, ph.ph.wall.Seconds(),
+			ph.ph.apiserverCPU, ph.ph.etcdCPU, ph.ph.engineCPU, ph.ph.selfCPU, ph.ph.otherCPU, ph.ph.steal)
+	}
+	w("  (the machine has %d CPUs; controller: Metacontroller or the engine; test process: the floor program, the watches,", runtime.NumCPU())
+	w("   Metacontroller's webhook and this test; other processes: whatever else ran meanwhile, which makes the run noisy when large)")
+	t.Log("CPU seconds by process, per phase:\n" + s.String())
+
+	s.Reset()
+	for _, ph := range phases {
 		w("  %s (user %s):", ph.name, ph.user)
 		w("%s", formatKinds(ph.ph.requests[ph.user], "    "))
 		w("    other users: %s", formatOthers(ph.ph.requests, ph.user))
 	}
 	t.Log("requests by phase, verb and resource (apply: a forced server-side apply patch):\n" + s.String())
-	t.Log("parents with status written and children, by elapsed second (the engine's clock starts at its process start):\n" +
+	t.Log("parents with status written and children, by elapsed second (a controller's clock starts at its process start):\n" +
 		timeline(r))
+}
+
+// sum is the total and the writes of one user's requests in ph.
+func sum(ph phase, user string) (total, writes int) {
+	total, writes, _ = requestTotals(ph.requests[user], func(string) bool { return true })
+	return total, writes
+}
+
+// sideBySide is the table of the three phases to convergence, one column each; a skipped
+// Metacontroller phase has its column say so.
+func sideBySide(r *result) string {
+	type column struct {
+		name    string
+		ph      phase
+		user    string
+		process bool // a controller process was measured
+		rss     int64
+		skipped bool
+	}
+	cols := []column{
+		{name: "floor (client-go)", ph: r.floor, user: floorUser},
+		{name: "Metacontroller " + r.mc.version, ph: r.mc.converge, user: metacontrollerUser, process: true, rss: r.mc.peakRSS, skipped: r.mc.skipped != ""},
+		{name: "Metascript", ph: r.engine, user: engineUser, process: true, rss: r.peakRSS},
+	}
+	if r.mc.skipped != "" {
+		cols[1].name = "Metacontroller"
+	}
+	floorTotal, _ := sum(r.floor, floorUser)
+	var s strings.Builder
+	row := func(label string, cell func(c column) string) {
+		fmt.Fprintf(&s, "  %-36s", label)
+		for _, c := range cols {
+			v := "skipped"
+			if !c.skipped {
+				v = cell(c)
+			}
+			fmt.Fprintf(&s, " %22s", v)
+		}
+		s.WriteString("\n")
+	}
+	fmt.Fprintf(&s, "  %-36s", "")
+	for _, c := range cols {
+		fmt.Fprintf(&s, " %22s", c.name)
+	}
+	s.WriteString("\n")
+	row("time to converge", func(c column) string { return fmt.Sprintf("%.2fs", c.ph.took.Seconds()) })
+	row("ratio to floor", func(c column) string { return fmt.Sprintf("%.2f", c.ph.took.Seconds()/r.floor.took.Seconds()) })
+	row("requests (user's own, audit log)", func(c column) string { t, _ := sum(c.ph, c.user); return fmt.Sprint(t) })
+	row("  writes / reads", func(c column) string { t, w := sum(c.ph, c.user); return fmt.Sprintf("%d / %d", w, t-w) })
+	row("  ratio to floor", func(c column) string { t, _ := sum(c.ph, c.user); return fmt.Sprintf("%.2f", ratio(t, floorTotal)) })
+	row("controller CPU", func(c column) string {
+		if !c.process {
+			return "-"
+		}
+		return fmt.Sprintf("%.2fs", c.ph.engineCPU)
+	})
+	row("  Metascript's / Metacontroller's", func(c column) string {
+		if c.user != engineUser || r.mc.skipped != "" || r.mc.converge.engineCPU == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", r.engine.engineCPU/r.mc.converge.engineCPU)
+	})
+	row("controller peak RSS", func(c column) string {
+		if !c.process {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f MiB", float64(c.rss)/(1<<20))
+	})
+	row("API server CPU", func(c column) string { return fmt.Sprintf("%.2fs", c.ph.apiserverCPU) })
+	row("etcd CPU", func(c column) string { return fmt.Sprintf("%.2fs", c.ph.etcdCPU) })
+	return s.String()
 }
 
 func ratio(a, b int) float64 {
@@ -691,10 +790,16 @@ func ratio(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
-// timeline prints the floor's and the engine's samples side by side, at most about 60 rows,
-// and how often the engine's status count was under 90% of the floor's.
+// timeline prints each phase's samples side by side (the floor, Metacontroller when it ran,
+// the engine), at most about 60 rows, and how often the engine's status count was under 90%
+// of the floor's.
 func timeline(r *result) string {
 	p := r.p
+	type series struct {
+		name     string
+		took     time.Duration
+		bySecond map[int]sample
+	}
 	bySecond := func(samples []sample) map[int]sample {
 		out := make(map[int]sample, len(samples))
 		for _, s := range samples {
@@ -702,24 +807,36 @@ func timeline(r *result) string {
 		}
 		return out
 	}
-	floor, engine := bySecond(r.floor.samples), bySecond(r.engine.samples)
-	at := func(samples map[int]sample, took time.Duration, sec int) (int, int) {
-		if s, ok := samples[sec]; ok {
+	all := []series{{name: "floor", took: r.floor.took, bySecond: bySecond(r.floor.samples)}}
+	if r.mc.skipped == "" {
+		all = append(all, series{name: "Metacontroller", took: r.mc.converge.took, bySecond: bySecond(r.mc.converge.samples)})
+	}
+	all = append(all, series{name: "engine", took: r.engine.took, bySecond: bySecond(r.engine.samples)})
+	at := func(se series, sec int) (int, int) {
+		if s, ok := se.bySecond[sec]; ok {
 			return s.statuses, s.children
 		}
-		if time.Duration(sec)*time.Second >= took {
+		if time.Duration(sec)*time.Second >= se.took {
 			return p.parents, p.parents * p.children
 		}
 		return -1, -1 // a tick the sampler missed
 	}
-	rows := int(max(r.floor.took, r.engine.took)/time.Second) + 1
+	var longest time.Duration
+	for _, se := range all {
+		longest = max(longest, se.took)
+	}
+	rows := int(longest/time.Second) + 1
 	step := max(1, (rows+59)/60)
 	var s strings.Builder
-	fmt.Fprintf(&s, "  %6s %14s %14s %14s %14s %12s\n", "t", "floor status", "floor children", "engine status", "engine children", "engine/floor")
+	fmt.Fprintf(&s, "  %6s", "t")
+	for _, se := range all {
+		fmt.Fprintf(&s, " %*s %*s", len(se.name)+7, se.name+" status", len(se.name)+9, se.name+" children")
+	}
+	fmt.Fprintf(&s, " %12s\n", "engine/floor")
 	under, compared := 0, 0
 	for sec := 1; sec <= rows; sec++ {
-		fs, fc := at(floor, r.floor.took, sec)
-		es, ec := at(engine, r.engine.took, sec)
+		fs, _ := at(all[0], sec)
+		es, _ := at(all[len(all)-1], sec)
 		rt, mark := "", ""
 		if fs > 0 && es >= 0 {
 			rt = fmt.Sprintf("%.2f", float64(es)/float64(fs))
@@ -730,11 +847,19 @@ func timeline(r *result) string {
 			}
 		}
 		if (sec-1)%step == 0 || sec == rows {
-			fmt.Fprintf(&s, "  %5ds %14d %14d %14d %15d %12s%s\n", sec, fs, fc, es, ec, rt, mark)
+			fmt.Fprintf(&s, "  %5ds", sec)
+			for _, se := range all {
+				st, ch := at(se, sec)
+				fmt.Fprintf(&s, " %*d %*d", len(se.name)+7, st, len(se.name)+9, ch)
+			}
+			fmt.Fprintf(&s, " %12s%s\n", rt, mark)
 		}
 	}
-	fmt.Fprintf(&s, "  converged: floor %.2fs, engine %.2fs; the engine's status count was under 90%% of the floor's at %d of %d seconds",
-		r.floor.took.Seconds(), r.engine.took.Seconds(), under, compared)
+	fmt.Fprintf(&s, "  converged:")
+	for _, se := range all {
+		fmt.Fprintf(&s, " %s %.2fs;", se.name, se.took.Seconds())
+	}
+	fmt.Fprintf(&s, " the engine's status count was under 90%% of the floor's at %d of %d seconds", under, compared)
 	if step > 1 {
 		fmt.Fprintf(&s, " (every %d seconds shown)", step)
 	}
