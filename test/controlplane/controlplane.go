@@ -42,6 +42,9 @@ type Options struct {
 	// each event is written before its request returns, so none is dropped under load, as
 	// batch mode would when its buffer fills.
 	AuditLog string
+	// FeatureGates, when set, is the API server's --feature-gates, e.g.
+	// "CBORServingAndStorage=true".
+	FeatureGates string
 }
 
 // auditPolicy records every request's metadata, once it has a response.
@@ -120,6 +123,9 @@ func Start(opts Options) (*ControlPlane, error) {
 	env.ControlPlane.GetAPIServer().Configure().
 		// No controller-manager runs, so there is no ServiceAccount controller.
 		Append("disable-admission-plugins", "ServiceAccount")
+	if opts.FeatureGates != "" {
+		env.ControlPlane.GetAPIServer().Configure().Set("feature-gates", opts.FeatureGates)
+	}
 	var tmp string
 	if opts.AuditLog != "" {
 		if tmp, err = os.MkdirTemp("", "controlplane-"); err != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	applycorev1 "k8s.io/client-go/applyconfigurations/core/v1"
 	applymetav1 "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -119,4 +121,24 @@ func createParents(ctx context.Context, c dynamic.Interface, ns string, n, child
 		return nil, fmt.Errorf("creating parents: %w", err)
 	}
 	return out, nil
+}
+
+// createUnselected creates n ConfigMaps in ns that look like an application's own: labelled,
+// a few hundred bytes of data, no owner. No controller of the benchmark selects them.
+func createUnselected(ctx context.Context, c dynamic.Interface, ns string, n int) error {
+	payload := strings.Repeat("x", 256)
+	err := enginetest.Parallel(ctx, 20, n, func(ctx context.Context, i int) error {
+		cm := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": fmt.Sprintf("app-%06d", i), "namespace": ns,
+				"labels": map[string]any{"app": "unrelated", "tier": fmt.Sprint(i % 10)}},
+			"data": map[string]any{"settings": payload},
+		}}
+		_, err := c.Resource(configMaps).Namespace(ns).Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("creating unselected ConfigMaps: %w", err)
+	}
+	return nil
 }

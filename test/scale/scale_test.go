@@ -44,14 +44,16 @@ import (
 )
 
 var (
-	flagParents  = flag.Int("parents", 2000, "parents (TestScale runs only when this flag or METASCRIPT_SCALE is set)")
-	flagChildren = flag.Int("children", 5, "ConfigMap children per parent")
-	flagWorkers  = flag.Int("workers", 5, "engine workers, and goroutines of the floor program")
-	flagPprof    = flag.Bool("pprof", false, "save 30 s CPU profiles of the API server from the floor's start, of the engine and the API server from the engine's start, and 5 s of the engine from the no-op resync's start")
-	flagApply    = flag.Bool("floor-apply", false, "the floor writes the children by server-side apply, as the engine does, instead of create")
-	flagWriters  = flag.Int("floor-child-writers", 1, "how many of a parent's children the floor writes at once (the engine: up to 8)")
-	flagAuditLog = flag.String("audit-log", "", "keep the API server's audit log in this file (default: a temporary file, removed)")
-	flagMC       = flag.Bool("metacontroller", true, "run the Metacontroller phase when its binary is found ($METACONTROLLER_BIN, else .cache/metacontroller/"+metacontrollerVersion+"/)")
+	flagParents    = flag.Int("parents", 2000, "parents (TestScale runs only when this flag or METASCRIPT_SCALE is set)")
+	flagChildren   = flag.Int("children", 5, "ConfigMap children per parent")
+	flagWorkers    = flag.Int("workers", 5, "engine workers, and goroutines of the floor program")
+	flagPprof      = flag.Bool("pprof", false, "save 30 s CPU profiles of the API server from the floor's start, of the engine and the API server from the engine's start, and 5 s of the engine from the no-op resync's start")
+	flagApply      = flag.Bool("floor-apply", false, "the floor writes the children by server-side apply, as the engine does, instead of create")
+	flagWriters    = flag.Int("floor-child-writers", 1, "how many of a parent's children the floor writes at once (the engine: up to 8)")
+	flagAuditLog   = flag.String("audit-log", "", "keep the API server's audit log in this file (default: a temporary file, removed)")
+	flagUnselected = flag.Int("unselected", 0, "ConfigMaps no controller selects, created in namespace unselected before the first phase: what the cluster's unrelated objects cost the controllers")
+	flagCBOR       = flag.Bool("cbor", false, "the API server serves CBOR (its CBORServingAndStorage gate) and the engine asks for it (client-go's ClientsAllowCBOR and ClientsPreferCBOR)")
+	flagMC         = flag.Bool("metacontroller", true, "run the Metacontroller phase when its binary is found ($METACONTROLLER_BIN, else .cache/metacontroller/"+metacontrollerVersion+"/)")
 )
 
 var (
@@ -86,6 +88,10 @@ type params struct {
 	floor                      floorOptions
 	// metacontroller runs the Metacontroller phase, when its binary is found.
 	metacontroller bool
+	// cbor has the engine and the API server speak CBOR.
+	cbor bool
+	// unselected ConfigMaps exist before the first phase.
+	unselected int
 }
 
 // phase is what one stretch of the run cost.
@@ -121,7 +127,7 @@ func TestScale(t *testing.T) {
 	if !set {
 		t.Skip("the scale benchmark runs with -parents=N or METASCRIPT_SCALE=1 (make bench-scale)")
 	}
-	report(t, run(t, params{*flagParents, *flagChildren, *flagWorkers, *flagPprof, floorOptions{*flagApply, *flagWriters}, *flagMC}))
+	report(t, run(t, params{*flagParents, *flagChildren, *flagWorkers, *flagPprof, floorOptions{*flagApply, *flagWriters}, *flagMC, *flagCBOR, *flagUnselected}))
 }
 
 // TestScaleSmoke is the benchmark at 5 × 2, run with every test suite: it checks that each
@@ -262,7 +268,11 @@ func run(t *testing.T, p params) *result {
 			crdDirs = append(crdDirs, mcInstall.crds)
 		}
 	}
-	cp, err := controlplane.Start(controlplane.Options{CRDDirs: crdDirs, AuditLog: auditPath})
+	cpOpts := controlplane.Options{CRDDirs: crdDirs, AuditLog: auditPath}
+	if p.cbor {
+		cpOpts.FeatureGates = "CBORServingAndStorage=true"
+	}
+	cp, err := controlplane.Start(cpOpts)
 	if err != nil {
 		<-built // before t.TempDir is removed
 		t.Fatal(err)
@@ -307,6 +317,14 @@ func run(t *testing.T, p params) *result {
 	defer b.audit.Close()
 	t.Logf("scale: %d parents × %d children = %d ConfigMaps; %d workers; client QPS and Burst 1e6 (unlimited); engine built at %s",
 		p.parents, p.children, p.parents*p.children, p.workers, bin)
+
+	if p.unselected > 0 {
+		b.createNamespace(ctx, "unselected")
+		if err := createUnselected(ctx, b.admin, "unselected", p.unselected); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("scale: %d ConfigMaps no controller selects in namespace unselected", p.unselected)
+	}
 
 	// The floor. Its parents and children are deleted afterwards: the engine would otherwise
 	// sync its parents too, and cache its children.
@@ -382,6 +400,10 @@ func run(t *testing.T, p params) *result {
 	b.read(b.mark())
 	start = b.mark()
 	obs.begin(ctx)
+	if p.cbor { // the engine inherits the environment; this process's clients read it long ago
+		t.Setenv("KUBE_FEATURE_ClientsAllowCBOR", "true")
+		t.Setenv("KUBE_FEATURE_ClientsPreferCBOR", "true")
+	}
 	if b.engine, err = engineproc.Start(bin, dir, kubeconfig, p.workers, p.pprof); err != nil {
 		t.Fatal(err)
 	}
@@ -634,6 +656,12 @@ func report(t *testing.T, r *result) {
 	w := func(format string, args ...any) { fmt.Fprintf(&s, format+"\n", args...) }
 	w("%d parents × %d children = %d ConfigMaps, %d workers, client rate unlimited; requests from the API server's audit log",
 		p.parents, p.children, p.parents*p.children, p.workers)
+	if p.unselected > 0 {
+		w("%d more ConfigMaps that no controller selects (-unselected)", p.unselected)
+	}
+	if p.cbor {
+		w("the API server serves CBOR and the engine asks for it (-cbor)")
+	}
 	s.WriteString(sideBySide(r))
 	tt, tw := sum(r.tail, engineUser)
 	rt, rw := sum(r.resync, engineUser)
