@@ -112,7 +112,7 @@ bench: bench-hooks bench-engine ## every benchmark that needs no cluster
 bench-engine: ## a no-op sync of a converged parent, the up-to-date check, routing a related-object event
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/...
 
-bench-hooks: ## hook calls (go, starlark, javascript, isolated tier, webhook; 10 and 1000 children) and runaway hooks
+bench-hooks: ## hook calls (go, starlark, javascript, isolated tier, webhook, bare goja; 10 and 1000 children) and runaway hooks
 	$(GO) test -run '^$$' -bench 'Sync|Runaway' -benchmem ./scripting/bench/
 
 bench-converge: controlplane ## PARENTS x CHILDREN from cold start vs a bare client-go program

@@ -180,7 +180,8 @@ func webhookServer() *httptest.Server {
 // BenchmarkSync compares one sync call per implementation; names are
 // Sync/<impl>/children=<n> with impl in {go, starlark, javascript, webhook,
 // isolated-starlark, isolated-javascript}. The isolated cases run in one worker process of
-// the isolated tier; their allocations are the engine's side only.
+// the isolated tier; their allocations and CPU time are the engine's side only. cpu-ns/op is
+// the process's CPU time per call (reportCPU).
 func BenchmarkSync(b *testing.B) {
 	rt := engine.NewRuntime(scripting.Options{})
 	pool := isolatedPool(b)
@@ -223,6 +224,7 @@ func BenchmarkSync(b *testing.B) {
 			req := benchsync.Request(n)
 			b.Run(fmt.Sprintf("%s/children=%d", impl.name, n), func(b *testing.B) {
 				b.ReportAllocs()
+				defer reportCPU(b)()
 				for b.Loop() {
 					if err := impl.call(ctx, req); err != nil {
 						b.Fatal(err)
