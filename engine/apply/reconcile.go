@@ -84,13 +84,22 @@ func Plan(res Resource, owner metav1.OwnerReference, desired, observed *unstruct
 		if observed == nil {
 			return nil, fmt.Errorf("%w: neither a desired nor an observed child", ErrInvalid)
 		}
-		if ref := controllerOf(observed); ref != nil && ref.UID != owner.UID {
+		if ref, ok := controllerOf(observed); ok && ref.UID != owner.UID {
 			return nil, fmt.Errorf("%w: %s is controlled by %s %s", ErrNotOwned, describe(res, observed), ref.Kind, ref.Name)
 		}
 		if observed.GetDeletionTimestamp() != nil {
 			s.done = Skipped
 		}
 		return s, nil
+	}
+	if observed != nil {
+		if same, ok := unchanged(&owner, desired, observed); ok && same {
+			if err := checkObserved(res, owner, desired, observed); err != nil {
+				return nil, err
+			}
+			s.done = Unchanged // the configuration is not needed: nothing is sent
+			return s, nil
+		}
 	}
 	config, hash, err := configuration(owner, desired)
 	if err != nil {
