@@ -173,7 +173,7 @@ const childWriters = 8
 type childOp struct {
 	rule              int
 	desired, observed *unstructured.Unstructured
-	step              *apply.Step
+	step              apply.Step
 	err               error
 }
 
@@ -185,48 +185,137 @@ type childOp struct {
 func (r *Runner) planChildren(ctx context.Context, req Request, parent *unstructured.Unstructured, claimant claim.Parent,
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
 	out *Outcome) ([]childOp, int) {
-	owned := 0
-	var ops []childOp
+	owned, n := 0, 0
 	for i := range r.children {
-		have := make(map[string]*unstructured.Unstructured, len(observed[i]))
+		n += len(out.Children[i])
+	}
+	ops := make([]childOp, 0, n) // deletions, rare, may add to it
+	for i := range r.children {
+		have := newClaimedChildren(observed[i], func(o *unstructured.Unstructured) bool { return lost[o] || out.Untouched[o] })
 		for _, o := range observed[i] {
-			if lost[o] {
-				continue
-			}
-			if out.Untouched[o] {
+			if !lost[o] && out.Untouched[o] {
 				owned++
-				continue
 			}
-			have[o.GetNamespace()+"/"+o.GetName()] = o
 		}
-		want := make(map[string]bool, len(out.Children[i]))
 		for _, d := range out.Children[i] {
-			k := d.GetNamespace() + "/" + d.GetName()
-			want[k] = true
-			obs := have[k]
+			ns, name := nameOf(d)
+			obs := have.want(ns, name)
 			if obs == nil {
 				if other := r.foreign(i, d, claimant); other != "" && quiet(ctx) {
 					continue // a dry run's rendering: no Event, no wait
 				} else if other != "" {
 					r.warn(parent, "ChildConflict", fmt.Errorf("%s exists and belongs to %s; leaving it alone",
 						r.children[i].Describe(d), other))
-					r.waitFor(i, d.GetNamespace(), d.GetName(), req)
+					r.waitFor(i, ns, name, req)
 					continue
 				}
 			}
 			ops = append(ops, childOp{rule: i, desired: d, observed: obs})
 			owned++
 		}
-		for _, o := range observed[i] {
-			if k := o.GetNamespace() + "/" + o.GetName(); have[k] == o && !want[k] {
-				ops = append(ops, childOp{rule: i, observed: o}) // in observed order, so that plans repeat
+		for _, o := range have.unwanted() {
+			ops = append(ops, childOp{rule: i, observed: o}) // in observed order, so that plans repeat
+		}
+	}
+	for n := range ops {
+		op := &ops[n]
+		op.err = apply.PlanInto(&op.step, r.applyResource(op.rule), owner, op.desired, op.observed, r.children[op.rule].Method)
+	}
+	return ops, owned
+}
+
+// claimedChildren are one rule's claimed children that planChildren may write, found by
+// namespace and name: of several of one name, the last. A few are searched in order, as
+// most parents have a few children; many through a map.
+type claimedChildren struct {
+	objs   []*unstructured.Unstructured
+	state  []childState // by index of objs
+	byName map[childName]int
+}
+
+type childState uint8
+
+const (
+	writable childState = iota
+	excluded            // lost, or to be left untouched: never written
+	wanted              // desired by the hook
+)
+
+type childName struct{ namespace, name string }
+
+// claimedSearchMax is the most children searched in order.
+const claimedSearchMax = 16
+
+// newClaimedChildren indexes objs, leaving out those exclude reports.
+func newClaimedChildren(objs []*unstructured.Unstructured, exclude func(*unstructured.Unstructured) bool) claimedChildren {
+	c := claimedChildren{objs: objs, state: make([]childState, len(objs))}
+	for j, o := range objs {
+		if exclude(o) {
+			c.state[j] = excluded
+		}
+	}
+	if len(objs) > claimedSearchMax {
+		c.byName = make(map[childName]int, len(objs))
+		for j, o := range objs {
+			if c.state[j] != excluded {
+				ns, name := nameOf(o)
+				c.byName[childName{ns, name}] = j
 			}
 		}
 	}
-	for n, op := range ops {
-		ops[n].step, ops[n].err = apply.Plan(r.applyResource(op.rule), owner, op.desired, op.observed, r.children[op.rule].Method)
+	return c
+}
+
+// find returns the index of the writable child named namespace/name, or -1.
+func (c *claimedChildren) find(namespace, name string) int {
+	if c.byName != nil {
+		if j, ok := c.byName[childName{namespace, name}]; ok {
+			return j
+		}
+		return -1
 	}
-	return ops, owned
+	for j := len(c.objs) - 1; j >= 0; j-- {
+		if c.state[j] == excluded {
+			continue
+		}
+		if ns, n := nameOf(c.objs[j]); n == name && ns == namespace {
+			return j
+		}
+	}
+	return -1
+}
+
+// want marks the child named namespace/name as desired and returns it; nil when there is
+// none to write.
+func (c *claimedChildren) want(namespace, name string) *unstructured.Unstructured {
+	j := c.find(namespace, name)
+	if j < 0 {
+		return nil
+	}
+	c.state[j] = wanted
+	return c.objs[j]
+}
+
+// unwanted lists, in order, the writable children no want asked for.
+func (c *claimedChildren) unwanted() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for j, o := range c.objs {
+		if c.state[j] != writable {
+			continue
+		}
+		if ns, name := nameOf(o); c.find(ns, name) == j { // not hidden by a later one of its name
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// nameOf returns obj's namespace and name, read in place.
+func nameOf(obj *unstructured.Unstructured) (namespace, name string) {
+	meta, _ := obj.Object["metadata"].(map[string]any)
+	namespace, _ = meta["namespace"].(string)
+	name, _ = meta["name"].(string)
+	return namespace, name
 }
 
 // manageChildren makes the writes planChildren decides, only those that need a request, at
@@ -275,7 +364,7 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 			obj = op.observed
 		}
 		r.overlay.beginChild(op.rule, obj.GetNamespace(), obj.GetName())
-		action, now, err := r.apply.Send(ctx, op.step)
+		action, now, err := r.apply.Send(ctx, &ops[n].step)
 		if span := trace.SpanOf(ctx); span != nil {
 			span.Write(writeName(action, op.desired == nil, err), r.children[op.rule].Describe(obj), err)
 		}
