@@ -56,6 +56,9 @@ func (r *Runner) gatherRule(plan *claimPlan, i int, namespaced bool, idx cache.I
 		orphans, _ := idx.ByIndex(index.OrphanNamespace, orphanKey)
 		candidates = append(candidates, orphans...)
 	}
+	if n := len(candidates) + len(written); n > 0 {
+		plan.observed[i] = make([]*unstructured.Unstructured, 0, n)
+	}
 	var seen map[string]bool // names of the candidates, when there are written children to match
 	if len(written) > 0 {
 		seen = make(map[string]bool, len(candidates))
@@ -325,46 +328,63 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
 	out *Outcome, errs *writeErrors) (result childWrites) {
 	ops, owned := r.planChildren(ctx, req, parent, claimant, owner, observed, lost, out)
-	stored := make([]*unstructured.Unstructured, len(ops))
-	actions := make([]apply.Action, len(ops))
-	var mu sync.Mutex // guards errs
-	failed := func(op childOp, err error) {
-		if err == nil || op.desired == nil && errors.Is(err, apply.ErrGone) {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if op.desired == nil {
-			errs.add(r.children[op.rule].Describe(op.observed)+" (deleting)", err)
-		} else {
-			errs.add(r.children[op.rule].Describe(op.desired), err)
-		}
-	}
+	result.owned = owned
 	// Every child was decided from the cache first; only the children that need a request are
 	// written, up to childWriters at a time.
 	var writes []int
-	for n, op := range ops {
+	for n := range ops {
+		op := &ops[n]
 		if op.err != nil {
-			actions[n] = apply.Unchanged
 			r.countAction(apply.Unchanged)
-			failed(op, op.err)
+			r.childFailed(errs, op, op.err)
 			continue
 		}
-		if action, now, done := op.step.Done(); done {
-			actions[n], stored[n] = action, now
+		if action, _, done := op.step.Done(); done {
 			r.countAction(action)
 			continue
 		}
 		writes = append(writes, n)
 	}
-	send := func(n int) {
-		op := ops[n]
+	var stored []*unstructured.Unstructured // by index of ops, once written
+	if len(writes) > 0 {
+		stored = r.writeChildren(ctx, req, parent, ops, writes, errs, &result)
+	}
+	if out.Written != nil {
+		written := make(map[*unstructured.Unstructured]*unstructured.Unstructured, len(ops))
+		for n, op := range ops {
+			if op.desired == nil {
+				continue
+			}
+			switch _, now, done := op.step.Done(); {
+			case done:
+				written[op.desired] = now
+			case stored != nil:
+				written[op.desired] = stored[n]
+			default:
+				written[op.desired] = nil
+			}
+		}
+		out.Written(written)
+	}
+	return result
+}
+
+// writeChildren sends the requests of the ops writes names, up to childWriters at once, and
+// counts in result what they did. It returns what each stored, by index of ops.
+func (r *Runner) writeChildren(ctx context.Context, req Request, parent *unstructured.Unstructured, ops []childOp, writes []int,
+	errs *writeErrors, result *childWrites) []*unstructured.Unstructured {
+	stored := make([]*unstructured.Unstructured, len(ops))
+	actions := make([]apply.Action, len(ops))
+	var mu sync.Mutex // guards errs
+	inParallel(len(writes), childWriters, func(i int) {
+		n := writes[i]
+		op := &ops[n]
 		obj := op.desired
 		if obj == nil {
 			obj = op.observed
 		}
 		r.overlay.beginChild(op.rule, obj.GetNamespace(), obj.GetName())
-		action, now, err := r.apply.Send(ctx, &ops[n].step)
+		action, now, err := r.apply.Send(ctx, &op.step)
 		if span := trace.SpanOf(ctx); span != nil {
 			span.Write(writeName(action, op.desired == nil, err), r.children[op.rule].Describe(obj), err)
 		}
@@ -378,18 +398,10 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 		if r.overlay.endChild(op.rule, obj.GetNamespace(), obj.GetName(), parent.GetUID(), written) {
 			r.enqueue("a change during the engine's write", []Request{req}) // someone else's change came while the write was in flight
 		}
-		failed(op, err)
-	}
-	inParallel(len(writes), childWriters, func(i int) { send(writes[i]) })
-	if out.Written != nil {
-		written := make(map[*unstructured.Unstructured]*unstructured.Unstructured, len(ops))
-		for n, op := range ops {
-			if op.desired != nil {
-				written[op.desired] = stored[n]
-			}
-		}
-		out.Written(written)
-	}
+		mu.Lock()
+		defer mu.Unlock()
+		r.childFailed(errs, op, err)
+	})
 	for _, a := range actions {
 		switch a {
 		case apply.Created, apply.Updated:
@@ -398,8 +410,20 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 			result.deleted++
 		}
 	}
-	result.owned = owned
-	return result
+	return stored
+}
+
+// childFailed adds a failed write of op to errs, unless it is the delete of a child already
+// gone.
+func (r *Runner) childFailed(errs *writeErrors, op *childOp, err error) {
+	if err == nil || op.desired == nil && errors.Is(err, apply.ErrGone) {
+		return
+	}
+	if op.desired == nil {
+		errs.add(r.children[op.rule].Describe(op.observed)+" (deleting)", err)
+	} else {
+		errs.add(r.children[op.rule].Describe(op.desired), err)
+	}
 }
 
 // childWrites is what manageChildren did.
