@@ -192,7 +192,7 @@ func (r *Runner) planChildren(ctx context.Context, req Request, parent *unstruct
 	for i := range r.children {
 		n += len(out.Children[i])
 	}
-	ops := make([]childOp, 0, n) // deletions, rare, may add to it
+	ops := takeOps(n) // deletions, rare, may add to it
 	for i := range r.children {
 		have := newClaimedChildren(observed[i], func(o *unstructured.Unstructured) bool { return lost[o] || out.Untouched[o] })
 		for _, o := range observed[i] {
@@ -226,6 +226,36 @@ func (r *Runner) planChildren(ctx context.Context, req Request, parent *unstruct
 	}
 	return ops, owned
 }
+
+// opSlices recycles the ops of planChildren, which every reconcile plans, once
+// manageChildren is done with them.
+var opSlices = sync.Pool{New: func() any { return new([]childOp) }}
+
+// takeOps returns an empty slice of ops with room for n, from the pool.
+func takeOps(n int) []childOp {
+	p := opSlices.Get().(*[]childOp)
+	ops := (*p)[:0]
+	*p = nil
+	opSlices.Put(p)
+	if cap(ops) < n {
+		ops = make([]childOp, 0, n)
+	}
+	return ops
+}
+
+// releaseOps returns ops to the pool; nothing may use them afterwards.
+func releaseOps(ops []childOp) {
+	if cap(ops) > maxPooledOps {
+		return
+	}
+	clear(ops[:cap(ops)]) // hold no objects
+	p := opSlices.Get().(*[]childOp)
+	*p = ops[:0]
+	opSlices.Put(p)
+}
+
+// maxPooledOps bounds the ops slices kept for reuse.
+const maxPooledOps = 256
 
 // claimedChildren are one rule's claimed children that planChildren may write, found by
 // namespace and name: of several of one name, the last. A few are searched in order, as
@@ -328,6 +358,7 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
 	out *Outcome, errs *writeErrors) (result childWrites) {
 	ops, owned := r.planChildren(ctx, req, parent, claimant, owner, observed, lost, out)
+	defer releaseOps(ops)
 	result.owned = owned
 	// Every child was decided from the cache first; only the children that need a request are
 	// written, up to childWriters at a time.
