@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,10 +33,13 @@ func canonicalHash(v any) (string, error) {
 type hexHash [2 * sha256.Size]byte
 
 // configHash is canonicalHash of the configuration that configuration makes of desired for
-// owner, computed from desired in place: desired must satisfy inPlace.
+// owner, computed from desired in place: desired must satisfy inPlace. It is errNotNormalized
+// when a value of desired does not have the shape normalizedCopy gives, so that the
+// configuration would not share it.
 func configHash(owner *metav1.OwnerReference, desired map[string]any) (hexHash, error) {
 	e := canonicalEncoders.Get().(*canonicalEncoder)
 	defer e.release()
+	e.strict = true
 	var h hexHash
 	if err := e.object(desired, configTop, owner); err != nil {
 		return h, err
@@ -48,9 +53,19 @@ func configHash(owner *metav1.OwnerReference, desired map[string]any) (hexHash, 
 // configuration's bytes are only hashed.
 type canonicalEncoder struct {
 	buf []byte
-	// keys holds the sorted keys of the maps being written, the innermost last.
-	keys []string
+	// entries holds the entries of the maps being written, sorted by key, the innermost last.
+	entries []entry
+	// strict refuses a value normalizedCopy would change (errNotNormalized).
+	strict bool
 }
+
+type entry struct {
+	key   string
+	value any
+}
+
+// errNotNormalized is a strict encoder's refusal.
+var errNotNormalized = errors.New("not in normalized form")
 
 // maxPooledBuffer bounds the buffer an encoder keeps when it goes back to the pool.
 const maxPooledBuffer = 64 << 10
@@ -62,7 +77,8 @@ func (e *canonicalEncoder) release() {
 	if cap(e.buf) > maxPooledBuffer {
 		return
 	}
-	e.buf, e.keys = e.buf[:0], e.keys[:0]
+	clear(e.entries[:cap(e.entries)]) // hold no values
+	e.buf, e.entries, e.strict = e.buf[:0], e.entries[:0], false
 	canonicalEncoders.Put(e)
 }
 
@@ -100,36 +116,51 @@ func (e *canonicalEncoder) value(v any) error {
 			}
 		}
 		e.buf = append(e.buf, ']')
-	default:
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return err
+	case float64:
+		if e.strict && !isNormalized(x) {
+			return errNotNormalized
 		}
-		e.buf = append(e.buf, raw...)
+		return e.marshal(v)
+	default:
+		if e.strict {
+			return errNotNormalized
+		}
+		return e.marshal(v)
 	}
+	return nil
+}
+
+// marshal writes what json.Marshal writes for v.
+func (e *canonicalEncoder) marshal(v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	e.buf = append(e.buf, raw...)
 	return nil
 }
 
 // object writes m as the map at lvl; owner is the configuration's owner at configTop and
 // configMeta, where m has no ownerReferences of its own.
 func (e *canonicalEncoder) object(m map[string]any, lvl level, owner *metav1.OwnerReference) error {
-	start := len(e.keys)
-	for k := range m {
+	start := len(e.entries)
+	for k, v := range m {
 		if lvl == configMeta && slices.Contains(serverFields, k) || lvl == configAnnotations && k == AppliedHashAnnotation {
 			continue
 		}
-		e.keys = append(e.keys, k)
+		e.entries = append(e.entries, entry{k, v})
 	}
 	if lvl == configMeta {
-		e.keys = append(e.keys, "ownerReferences")
+		e.entries = append(e.entries, entry{key: "ownerReferences"})
 	}
-	end := len(e.keys)
-	slices.Sort(e.keys[start:end]) // json.Marshal sorts keys by their bytes too
+	end := len(e.entries)
+	// json.Marshal sorts keys by their bytes too.
+	slices.SortFunc(e.entries[start:end], func(a, b entry) int { return strings.Compare(a.key, b.key) })
 	e.buf = append(e.buf, '{')
-	// Nested maps append their keys after end and cut them off again, so e.keys[start:end]
-	// holds, though e.keys may move.
+	// Nested maps append their entries after end and cut them off again, so
+	// e.entries[start:end] holds, though e.entries may move.
 	for i := start; i < end; i++ {
-		k := e.keys[i]
+		k, v := e.entries[i].key, e.entries[i].value
 		if i > start {
 			e.buf = append(e.buf, ',')
 		}
@@ -138,9 +169,9 @@ func (e *canonicalEncoder) object(m map[string]any, lvl level, owner *metav1.Own
 		}
 		e.buf = append(e.buf, ':')
 		var err error
-		switch v := m[k]; {
+		switch {
 		case lvl == configTop && k == "metadata":
-			err = e.object(v.(map[string]any), configMeta, owner)
+			err = e.object(v.(map[string]any), configMeta, owner) // inPlace checked it
 		case lvl == configMeta && k == "ownerReferences":
 			err = e.ownerReferences(owner)
 		case lvl == configMeta && k == "annotations" && v != nil:
@@ -153,7 +184,7 @@ func (e *canonicalEncoder) object(m map[string]any, lvl level, owner *metav1.Own
 		}
 	}
 	e.buf = append(e.buf, '}')
-	e.keys = e.keys[:start]
+	e.entries = e.entries[:start]
 	return nil
 }
 

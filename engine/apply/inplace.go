@@ -18,9 +18,10 @@ import (
 var metaCompared = append([]string{"ownerReferences", "annotations"}, serverFields...)
 
 // inPlace returns desired's metadata when configuration would accept desired for owner and
-// build its configuration by sharing desired's values (normalizedCopy): owner and desired name
-// what they must, desired has the shape JSON decoding gives, lists no owner references of its
-// own and has string annotations, if any.
+// build its configuration from desired's values: owner and desired name what they must,
+// desired lists no owner references of its own and has string annotations, if any. Whether
+// the values have the shape JSON decoding gives, so that the configuration shares them
+// (normalizedCopy), configHash finds out as it reads them.
 func inPlace(owner *metav1.OwnerReference, desired map[string]any) (meta map[string]any, ok bool) {
 	if owner.UID == "" || owner.APIVersion == "" || owner.Kind == "" || owner.Name == "" {
 		return nil, false
@@ -40,7 +41,7 @@ func inPlace(owner *metav1.OwnerReference, desired map[string]any) (meta map[str
 			return nil, false
 		}
 	}
-	return meta, isNormalized(desired)
+	return meta, true
 }
 
 // unchanged is UpToDate(owner, desired, observed) for a desired object inPlace accepts,
@@ -52,11 +53,11 @@ func unchanged(owner *metav1.OwnerReference, desired, observed *unstructured.Uns
 		return false, false
 	}
 	if observed == nil {
-		return false, true
+		return false, isNormalized(desired.Object)
 	}
 	hash, err := configHash(owner, desired.Object)
 	if err != nil {
-		return false, false // configuration reports it
+		return false, false // not normalized; or an error configuration reports
 	}
 	haveMeta, _ := observed.Object["metadata"].(map[string]any)
 	haveAnnotations, _ := haveMeta["annotations"].(map[string]any)

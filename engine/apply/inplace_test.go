@@ -46,7 +46,7 @@ func TestConfigHashIsConfigurations(t *testing.T) {
 				desired = normalizedWidget(t)
 			}
 			owner := testOwner
-			if _, ok := inPlace(&owner, desired); !ok {
+			if _, ok := inPlace(&owner, desired); !ok || !isNormalized(desired) {
 				t.Fatal("inPlace refuses the fixture; the test would not test the hash in place")
 			}
 			_, want, err := configuration(testOwner, &unstructured.Unstructured{Object: desired})
@@ -158,6 +158,7 @@ func TestUnchangedIsUpToDate(t *testing.T) {
 func TestUnchangedDefers(t *testing.T) {
 	for name, edit := range map[string]func(map[string]any){
 		"a Go int":             func(o map[string]any) { o["spec"].(map[string]any)["size"] = 3 },
+		"a nested Go int":      func(o map[string]any) { o["spec"].(map[string]any)["tags"] = []any{map[string]any{"n": int32(1)}} },
 		"an integral float":    func(o map[string]any) { o["spec"].(map[string]any)["size"] = 3.0 },
 		"owner references":     func(o map[string]any) { o["metadata"].(map[string]any)["ownerReferences"] = []any{} },
 		"a number annotation":  func(o map[string]any) { o["metadata"].(map[string]any)["annotations"] = map[string]any{"a": int64(1)} },
@@ -165,11 +166,13 @@ func TestUnchangedDefers(t *testing.T) {
 		"no name":              func(o map[string]any) { delete(o["metadata"].(map[string]any), "name") },
 		"no kind":              func(o map[string]any) { delete(o, "kind") },
 	} {
-		desired := normalizedWidget(t)
-		edit(desired)
-		owner := testOwner
-		if _, ok := unchanged(&owner, &unstructured.Unstructured{Object: desired}, nil); ok {
-			t.Errorf("%s: judged in place", name)
+		for _, observed := range []*unstructured.Unstructured{nil, observedAfterApply(t, normalizedWidget(t), nil)} {
+			desired := normalizedWidget(t)
+			edit(desired)
+			owner := testOwner
+			if _, ok := unchanged(&owner, &unstructured.Unstructured{Object: desired}, observed); ok {
+				t.Errorf("%s, observed %v: judged in place", name, observed != nil)
+			}
 		}
 	}
 	owner := testOwner
