@@ -24,7 +24,12 @@ var serverFields = []string{
 // OwnerRef returns the ControllerRef pointing at parent (controller and blockOwnerDeletion
 // true), as Apply and Adopt expect it.
 func OwnerRef(parent *unstructured.Unstructured) metav1.OwnerReference {
-	return *metav1.NewControllerRef(parent, parent.GroupVersionKind())
+	// What metav1.NewControllerRef(parent, parent.GroupVersionKind()) returns, in one
+	// allocation: every reconcile makes one.
+	flags := new([2]bool)
+	flags[0], flags[1] = true, true
+	return metav1.OwnerReference{APIVersion: parent.GetAPIVersion(), Kind: parent.GetKind(), Name: parent.GetName(),
+		UID: parent.GetUID(), Controller: &flags[0], BlockOwnerDeletion: &flags[1]}
 }
 
 // configuration returns the object Apply sends for desired and the hash it records: a
