@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"metascript.dev/metascript/engine/resources"
@@ -40,5 +41,24 @@ func TestObjectsDuplicates(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%d objects: err = %v, want %q", n, err, want)
 		}
+	}
+}
+
+// TestSetStringsCopies checks that SetStrings leaves the map it replaces as it was, so
+// that objects sharing it do not see another's labels.
+func TestSetStringsCopies(t *testing.T) {
+	shared := map[string]any{"app": "a"}
+	a := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"labels": shared}}}
+	b := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"labels": shared}}}
+	SetStrings(a, "labels", map[string]string{"mark": "x"})
+	if got := a.GetLabels(); len(got) != 2 || got["mark"] != "x" || got["app"] != "a" {
+		t.Errorf("labels set: %v", got)
+	}
+	if len(shared) != 1 || len(b.GetLabels()) != 1 {
+		t.Errorf("the shared map changed: %v", shared)
+	}
+	SetStrings(b, "annotations", map[string]string{"note": "y"})
+	if got := b.GetAnnotations(); got["note"] != "y" {
+		t.Errorf("annotations created: %v", got)
 	}
 }

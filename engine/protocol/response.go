@@ -259,16 +259,20 @@ func stampMark(path string, obj *unstructured.Unstructured, mark *claim.Mark) er
 }
 
 // SetStrings sets the given keys of the string map at metadata.<field> of obj, creating it.
+// It puts a new map in place of the one obj had rather than writing into it: a response's
+// maps below its objects' metadata may be shared (a request view a Starlark hook placed in
+// several objects).
 func SetStrings(obj *unstructured.Unstructured, field string, kv map[string]string) {
 	md := obj.Object["metadata"].(map[string]any)
-	m, _ := md[field].(map[string]any)
-	if m == nil {
-		m = map[string]any{}
-		md[field] = m
+	old, _ := md[field].(map[string]any)
+	m := make(map[string]any, len(old)+len(kv))
+	for k, v := range old {
+		m[k] = v
 	}
 	for k, v := range kv {
 		m[k] = v
 	}
+	md[field] = m
 }
 
 // checkStrings refuses anything but null or an object of strings at path+field.
