@@ -406,7 +406,8 @@ func (r *Runner) writeChildren(ctx context.Context, req Request, parent *unstruc
 	errs *writeErrors, result *childWrites) []*unstructured.Unstructured {
 	stored := make([]*unstructured.Unstructured, len(ops))
 	actions := make([]apply.Action, len(ops))
-	var mu sync.Mutex // guards errs
+	var mu sync.Mutex      // guards failed
+	var failed writeErrors // added to errs at the end: errs stays the caller's, on its stack
 	inParallel(len(writes), childWriters, func(i int) {
 		n := writes[i]
 		op := &ops[n]
@@ -431,8 +432,10 @@ func (r *Runner) writeChildren(ctx context.Context, req Request, parent *unstruc
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		r.childFailed(errs, op, err)
+		r.childFailed(&failed, op, err)
 	})
+	errs.refused = append(errs.refused, failed.refused...)
+	errs.transient = append(errs.transient, failed.transient...)
 	for _, a := range actions {
 		switch a {
 		case apply.Created, apply.Updated:
