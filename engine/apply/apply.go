@@ -27,9 +27,9 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -152,7 +152,32 @@ func describe(res Resource, obj *unstructured.Unstructured) string {
 	return gr + " " + obj.GetName()
 }
 
-// controllerOf returns obj's ControllerRef, or nil.
-func controllerOf(obj metav1.Object) *metav1.OwnerReference {
-	return metav1.GetControllerOfNoCopy(obj)
+// controllerRef is what the checks and messages need of an object's ControllerRef.
+type controllerRef struct {
+	Kind, Name string
+	UID        types.UID
+}
+
+// controllerOf returns obj's ControllerRef as metav1.GetControllerOf finds it, read in place
+// rather than through a copy of every owner reference: every sync checks every child. ok is
+// false when obj has none.
+func controllerOf(obj *unstructured.Unstructured) (ref controllerRef, ok bool) {
+	meta, _ := obj.Object["metadata"].(map[string]any)
+	refs, _ := meta["ownerReferences"].([]any)
+	for _, r := range refs {
+		if _, isMap := r.(map[string]any); !isMap {
+			return ref, false // GetOwnerReferences reads no reference of such a list
+		}
+	}
+	for _, r := range refs {
+		m := r.(map[string]any)
+		if isController, _ := m["controller"].(bool); isController {
+			ref.Kind, _ = m["kind"].(string)
+			ref.Name, _ = m["name"].(string)
+			uid, _ := m["uid"].(string)
+			ref.UID = types.UID(uid)
+			return ref, true
+		}
+	}
+	return ref, false
 }

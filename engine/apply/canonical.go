@@ -4,9 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // canonicalHash returns the hex SHA-256 of json.Marshal(v), byte for byte, for v of the
@@ -15,92 +19,206 @@ import (
 // configuration; a string that needs escaping, a float and any other type are encoded by
 // json.Marshal itself, so the bytes never differ. An error is json.Marshal's.
 func canonicalHash(v any) (string, error) {
-	bp := canonicalBuffers.Get().(*[]byte)
-	buf, err := appendCanonical((*bp)[:0], v)
-	var sum [sha256.Size]byte
-	if err == nil {
-		sum = sha256.Sum256(buf)
-	}
-	if cap(buf) <= maxPooledBuffer {
-		*bp = buf
-		canonicalBuffers.Put(bp) // only once nothing reads buf any more
-	}
-	if err != nil {
+	e := canonicalEncoders.Get().(*canonicalEncoder)
+	defer e.release()
+	if err := e.value(v); err != nil {
 		return "", err
 	}
+	sum := sha256.Sum256(e.buf)
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// canonicalBuffers recycles canonicalHash's buffers, up to maxPooledBuffer bytes: a
-// configuration's bytes are only hashed.
-const maxPooledBuffer = 64 << 10
+// hexHash is a configuration hash as canonicalHash writes it, kept in an array so that
+// comparing it with a recorded one allocates nothing.
+type hexHash [2 * sha256.Size]byte
 
-var canonicalBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-func appendCanonical(buf []byte, v any) ([]byte, error) {
-	switch x := v.(type) {
-	case nil:
-		return append(buf, "null"...), nil
-	case bool:
-		return strconv.AppendBool(buf, x), nil
-	case int64:
-		return strconv.AppendInt(buf, x, 10), nil
-	case string:
-		return appendCanonicalString(buf, x)
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys) // json.Marshal sorts keys by their bytes too
-		buf = append(buf, '{')
-		for i, k := range keys {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			var err error
-			if buf, err = appendCanonicalString(buf, k); err != nil {
-				return nil, err
-			}
-			buf = append(buf, ':')
-			if buf, err = appendCanonical(buf, x[k]); err != nil {
-				return nil, err
-			}
-		}
-		return append(buf, '}'), nil
-	case []any:
-		buf = append(buf, '[')
-		for i, e := range x {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			var err error
-			if buf, err = appendCanonical(buf, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(buf, ']'), nil
+// configHash is canonicalHash of the configuration that configuration makes of desired for
+// owner, computed from desired in place: desired must satisfy inPlace. It is errNotNormalized
+// when a value of desired does not have the shape normalizedCopy gives, so that the
+// configuration would not share it.
+func configHash(owner *metav1.OwnerReference, desired map[string]any) (hexHash, error) {
+	e := canonicalEncoders.Get().(*canonicalEncoder)
+	defer e.release()
+	e.strict = true
+	var h hexHash
+	if err := e.object(desired, configTop, owner); err != nil {
+		return h, err
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(buf, raw...), nil
+	sum := sha256.Sum256(e.buf)
+	hex.Encode(h[:], sum[:])
+	return h, nil
 }
 
-// appendCanonicalString writes s quoted; json.Marshal writes strings with a byte it escapes
-// (quotes, backslashes, control characters, <, > and &, non-ASCII) itself.
-func appendCanonicalString(buf []byte, s string) ([]byte, error) {
+// canonicalEncoder writes the bytes canonicalHash hashes. Encoders are pooled: a
+// configuration's bytes are only hashed.
+type canonicalEncoder struct {
+	buf []byte
+	// entries holds the entries of the maps being written, sorted by key, the innermost last.
+	entries []entry
+	// strict refuses a value normalizedCopy would change (errNotNormalized).
+	strict bool
+}
+
+type entry struct {
+	key   string
+	value any
+}
+
+// errNotNormalized is a strict encoder's refusal.
+var errNotNormalized = errors.New("not in normalized form")
+
+// maxPooledBuffer bounds the buffer an encoder keeps when it goes back to the pool.
+const maxPooledBuffer = 64 << 10
+
+var canonicalEncoders = sync.Pool{New: func() any { return &canonicalEncoder{buf: make([]byte, 0, 1024)} }}
+
+// release returns e to the pool, once nothing reads its buffer any more.
+func (e *canonicalEncoder) release() {
+	if cap(e.buf) > maxPooledBuffer {
+		return
+	}
+	clear(e.entries[:cap(e.entries)]) // hold no values
+	e.buf, e.entries, e.strict = e.buf[:0], e.entries[:0], false
+	canonicalEncoders.Put(e)
+}
+
+// level says which map of a configuration an encoder writes, for the ones whose keys a
+// configuration made in place changes (configHash).
+type level int
+
+const (
+	anyMap            level = iota
+	configTop               // the object: its metadata is the configuration's
+	configMeta              // metadata: no server fields, owner as its only owner reference
+	configAnnotations       // metadata.annotations: no hash annotation
+)
+
+func (e *canonicalEncoder) value(v any) error {
+	switch x := v.(type) {
+	case nil:
+		e.buf = append(e.buf, "null"...)
+	case bool:
+		e.buf = strconv.AppendBool(e.buf, x)
+	case int64:
+		e.buf = strconv.AppendInt(e.buf, x, 10)
+	case string:
+		return e.string(x)
+	case map[string]any:
+		return e.object(x, anyMap, nil)
+	case []any:
+		e.buf = append(e.buf, '[')
+		for i, el := range x {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			if err := e.value(el); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, ']')
+	case float64:
+		if e.strict && !isNormalized(x) {
+			return errNotNormalized
+		}
+		return e.marshal(v)
+	default:
+		if e.strict {
+			return errNotNormalized
+		}
+		return e.marshal(v)
+	}
+	return nil
+}
+
+// marshal writes what json.Marshal writes for v.
+func (e *canonicalEncoder) marshal(v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	e.buf = append(e.buf, raw...)
+	return nil
+}
+
+// object writes m as the map at lvl; owner is the configuration's owner at configTop and
+// configMeta, where m has no ownerReferences of its own.
+func (e *canonicalEncoder) object(m map[string]any, lvl level, owner *metav1.OwnerReference) error {
+	start := len(e.entries)
+	for k, v := range m {
+		if lvl == configMeta && slices.Contains(serverFields, k) || lvl == configAnnotations && k == AppliedHashAnnotation {
+			continue
+		}
+		e.entries = append(e.entries, entry{k, v})
+	}
+	if lvl == configMeta {
+		e.entries = append(e.entries, entry{key: "ownerReferences"})
+	}
+	end := len(e.entries)
+	// json.Marshal sorts keys by their bytes too.
+	slices.SortFunc(e.entries[start:end], func(a, b entry) int { return strings.Compare(a.key, b.key) })
+	e.buf = append(e.buf, '{')
+	// Nested maps append their entries after end and cut them off again, so
+	// e.entries[start:end] holds, though e.entries may move.
+	for i := start; i < end; i++ {
+		k, v := e.entries[i].key, e.entries[i].value
+		if i > start {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.string(k); err != nil {
+			return err
+		}
+		e.buf = append(e.buf, ':')
+		var err error
+		switch {
+		case lvl == configTop && k == "metadata":
+			err = e.object(v.(map[string]any), configMeta, owner) // inPlace checked it
+		case lvl == configMeta && k == "ownerReferences":
+			err = e.ownerReferences(owner)
+		case lvl == configMeta && k == "annotations" && v != nil:
+			err = e.object(v.(map[string]any), configAnnotations, nil)
+		default:
+			err = e.value(v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, '}')
+	e.entries = e.entries[:start]
+	return nil
+}
+
+// ownerReferences writes the ownerReferences setOwner gives a configuration that lists none:
+// owner as the ControllerRef, keys in order.
+func (e *canonicalEncoder) ownerReferences(owner *metav1.OwnerReference) error {
+	for _, f := range [...]struct{ key, value string }{
+		{`[{"apiVersion":`, owner.APIVersion}, {`,"blockOwnerDeletion":true,"controller":true,"kind":`, owner.Kind},
+		{`,"name":`, owner.Name}, {`,"uid":`, string(owner.UID)},
+	} {
+		e.buf = append(e.buf, f.key...)
+		if err := e.string(f.value); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, "}]"...)
+	return nil
+}
+
+// string writes s quoted; json.Marshal writes strings with a byte it escapes (quotes,
+// backslashes, control characters, <, > and &, non-ASCII) itself.
+func (e *canonicalEncoder) string(s string) error {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			raw, err := json.Marshal(s)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			return append(buf, raw...), nil
+			e.buf = append(e.buf, raw...)
+			return nil
 		}
 	}
-	buf = append(buf, '"')
-	buf = append(buf, s...)
-	return append(buf, '"'), nil
+	e.buf = append(e.buf, '"')
+	e.buf = append(e.buf, s...)
+	e.buf = append(e.buf, '"')
+	return nil
 }

@@ -24,7 +24,12 @@ var serverFields = []string{
 // OwnerRef returns the ControllerRef pointing at parent (controller and blockOwnerDeletion
 // true), as Apply and Adopt expect it.
 func OwnerRef(parent *unstructured.Unstructured) metav1.OwnerReference {
-	return *metav1.NewControllerRef(parent, parent.GroupVersionKind())
+	// What metav1.NewControllerRef(parent, parent.GroupVersionKind()) returns, in one
+	// allocation: every reconcile makes one.
+	flags := new([2]bool)
+	flags[0], flags[1] = true, true
+	return metav1.OwnerReference{APIVersion: parent.GetAPIVersion(), Kind: parent.GetKind(), Name: parent.GetName(),
+		UID: parent.GetUID(), Controller: &flags[0], BlockOwnerDeletion: &flags[1]}
 }
 
 // configuration returns the object Apply sends for desired and the hash it records: a
@@ -249,6 +254,9 @@ func normalized(v interface{}) (interface{}, bool) {
 // compares equal, so such a child is re-applied at every sync; write quantities as strings. An error means
 // desired or owner is invalid (ErrInvalid).
 func UpToDate(owner metav1.OwnerReference, desired, observed *unstructured.Unstructured) (bool, error) {
+	if same, ok := unchanged(&owner, desired, observed); ok {
+		return same, nil
+	}
 	config, hash, err := configuration(owner, desired)
 	if err != nil {
 		return false, err
@@ -323,10 +331,15 @@ func contains(want, have interface{}) bool {
 		return false
 	}
 	if w, ok := want.(string); ok {
-		h, ok := have.(string)
-		return ok && (w == h || normalizedQuantity(w, h))
+		return containsString(w, have)
 	}
 	return want == have
+}
+
+// containsString is contains for a string want.
+func containsString(want string, have any) bool {
+	h, ok := have.(string)
+	return ok && (want == h || normalizedQuantity(want, h))
 }
 
 // containsMap is contains for a map want, leaving out its keys named in skip.

@@ -305,3 +305,17 @@ func TestConfigurationSharesNothingItChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnerRef checks OwnerRef against the ControllerRef metav1 makes.
+func TestOwnerRef(t *testing.T) {
+	for _, apiVersion := range []string{"v1", "apps/v1", "test.metascript.dev/v1alpha1"} {
+		parent := &unstructured.Unstructured{}
+		parent.SetAPIVersion(apiVersion)
+		parent.SetKind("Widget")
+		parent.SetName("p")
+		parent.SetUID("p-uid")
+		if got, want := OwnerRef(parent), *metav1.NewControllerRef(parent, parent.GroupVersionKind()); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: OwnerRef = %+v, want %+v", apiVersion, got, want)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func (a *Applier) Adopt(ctx context.Context, res Resource, owner metav1.OwnerRef
 	if owner.UID == "" {
 		return nil, fmt.Errorf("%w: owner reference has no uid", ErrInvalid)
 	}
-	if ref := controllerOf(observed); ref != nil {
+	if ref, ok := controllerOf(observed); ok {
 		if ref.UID == owner.UID {
 			return observed, nil
 		}

@@ -72,46 +72,68 @@ func (s *Step) Done() (Action, *unstructured.Unstructured, bool) {
 // are those of Apply and Delete: ErrGone and ErrConflict mean requeue; anything else is
 // worth a retry with backoff.
 func Plan(res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured, method v1alpha1.ChildUpdateMethod) (*Step, error) {
+	s := new(Step)
+	if err := PlanInto(s, res, owner, desired, observed, method); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// PlanInto is Plan writing the step into s, for a caller that keeps its steps together: every
+// sync plans every child. After an error s holds no step.
+func PlanInto(s *Step, res Resource, owner metav1.OwnerReference, desired, observed *unstructured.Unstructured, method v1alpha1.ChildUpdateMethod) error {
+	*s = Step{}
 	switch method {
 	case "", v1alpha1.ChildUpdateOnDelete, v1alpha1.ChildUpdateRecreate, v1alpha1.ChildUpdateInPlace:
 	case v1alpha1.ChildUpdateRollingRecreate, v1alpha1.ChildUpdateRollingInPlace:
-		return nil, fmt.Errorf("%w: %s is not supported yet; use OnDelete, Recreate or InPlace", ErrUnsupportedMethod, method)
+		return fmt.Errorf("%w: %s is not supported yet; use OnDelete, Recreate or InPlace", ErrUnsupportedMethod, method)
 	default:
-		return nil, fmt.Errorf("%w: unknown update method %q", ErrUnsupportedMethod, method)
+		return fmt.Errorf("%w: unknown update method %q", ErrUnsupportedMethod, method)
 	}
-	s := &Step{res: res, desired: desired, observed: observed, method: method}
+	step := Step{res: res, desired: desired, observed: observed, method: method}
 	if desired == nil {
 		if observed == nil {
-			return nil, fmt.Errorf("%w: neither a desired nor an observed child", ErrInvalid)
+			return fmt.Errorf("%w: neither a desired nor an observed child", ErrInvalid)
 		}
-		if ref := controllerOf(observed); ref != nil && ref.UID != owner.UID {
-			return nil, fmt.Errorf("%w: %s is controlled by %s %s", ErrNotOwned, describe(res, observed), ref.Kind, ref.Name)
+		if ref, ok := controllerOf(observed); ok && ref.UID != owner.UID {
+			return fmt.Errorf("%w: %s is controlled by %s %s", ErrNotOwned, describe(res, observed), ref.Kind, ref.Name)
 		}
 		if observed.GetDeletionTimestamp() != nil {
-			s.done = Skipped
+			step.done = Skipped
 		}
-		return s, nil
+		*s = step
+		return nil
+	}
+	if observed != nil {
+		if same, ok := unchanged(&owner, desired, observed); ok && same {
+			if err := checkObserved(res, owner, desired, observed); err != nil {
+				return err
+			}
+			step.done = Unchanged // the configuration is not needed: nothing is sent
+			*s = step
+			return nil
+		}
 	}
 	config, hash, err := configuration(owner, desired)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s.config, s.hash = config, hash
-	if observed == nil {
-		return s, nil
+	step.config, step.hash = config, hash
+	if observed != nil {
+		if err := checkObserved(res, owner, config, observed); err != nil {
+			return err
+		}
+		switch {
+		case upToDate(config, hash, observed):
+			step.done = Unchanged
+		case observed.GetDeletionTimestamp() != nil:
+			step.done = Skipped
+		case method != v1alpha1.ChildUpdateRecreate && method != v1alpha1.ChildUpdateInPlace:
+			step.done = Skipped
+		}
 	}
-	if err := checkObserved(res, owner, config, observed); err != nil {
-		return nil, err
-	}
-	switch {
-	case upToDate(config, hash, observed):
-		s.done = Unchanged
-	case observed.GetDeletionTimestamp() != nil:
-		s.done = Skipped
-	case method != v1alpha1.ChildUpdateRecreate && method != v1alpha1.ChildUpdateInPlace:
-		s.done = Skipped
-	}
-	return s, nil
+	*s = step
+	return nil
 }
 
 // Send sends the request a step that is not done needs, and says what it did and the child

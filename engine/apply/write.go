@@ -97,7 +97,7 @@ func checkObserved(res Resource, owner metav1.OwnerReference, desired, observed 
 	if observed.GetUID() == "" {
 		return fmt.Errorf("%w: observed %s has no metadata.uid", ErrInvalid, describe(res, observed))
 	}
-	if ref := controllerOf(observed); ref != nil && ref.UID != owner.UID {
+	if ref, ok := controllerOf(observed); ok && ref.UID != owner.UID {
 		return fmt.Errorf("%w: %s is controlled by %s %s", ErrNotOwned, describe(res, observed), ref.Kind, ref.Name)
 	}
 	return nil

@@ -117,8 +117,15 @@ func (p Parent) Adopts() bool { return p.Mark == nil && p.Selector != nil && !p.
 // Child is what the table needs to know about a candidate child.
 type Child struct {
 	// Namespace is empty for a cluster-scoped child.
-	Namespace       string
+	Namespace string
+	// OwnerReferences are the child's owner references, of which only the ControllerRef is
+	// read. When it is nil, Controlled and ControllerUID say whose the child is instead.
 	OwnerReferences []metav1.OwnerReference
+	// Controlled: the child has a ControllerRef, whose UID is ControllerUID. ChildOf sets
+	// these for an unstructured object, read in place rather than through a copy of its
+	// owner references: every sync describes every child.
+	Controlled    bool
+	ControllerUID types.UID
 	// Labels may be nil for none.
 	Labels labels.Labels
 	// Annotations are read only by parents that claim by mark; nil for none.
@@ -143,12 +150,15 @@ func ParentOf(obj metav1.Object, selector labels.Selector) Parent {
 func ChildOf(obj metav1.Object) Child {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		meta, _ := u.Object["metadata"].(map[string]any)
+		ns, _ := meta["namespace"].(string)
+		uid, controlled := controllerUIDOf(meta)
 		return Child{
-			Namespace:       u.GetNamespace(),
-			OwnerReferences: u.GetOwnerReferences(),
-			Labels:          LabelsOf(u),
-			Annotations:     annotationsOf(u),
-			Deleting:        meta["deletionTimestamp"] != nil,
+			Namespace:     ns,
+			Controlled:    controlled,
+			ControllerUID: uid,
+			Labels:        LabelsOf(u),
+			Annotations:   annotationsOf(u),
+			Deleting:      meta["deletionTimestamp"] != nil,
 		}
 	}
 	return Child{
@@ -166,17 +176,17 @@ func Decide(parent Parent, child Child) Decision {
 	if parent.Namespace != "" && child.Namespace != parent.Namespace {
 		return Ignore
 	}
+	controller, controlled := child.controller()
 	if m := parent.Mark; m != nil {
-		ref := controllerRef(child.OwnerReferences)
-		if ref != nil && ref.UID == parent.UID && m.on(child) {
+		if controlled && controller == parent.UID && m.on(child) {
 			return Keep
 		}
 		return Ignore
 	}
 	matches := parent.Selector != nil && parent.Selector.Matches(orNone(child.Labels))
-	if ref := controllerRef(child.OwnerReferences); ref != nil {
+	if controlled {
 		switch {
-		case ref.UID != parent.UID:
+		case controller != parent.UID:
 			return Ignore
 		case matches:
 			return Keep
@@ -192,15 +202,37 @@ func Decide(parent Parent, child Child) Decision {
 	return Adopt
 }
 
-// controllerRef returns the owner reference with controller=true. The API server allows at
-// most one.
-func controllerRef(refs []metav1.OwnerReference) *metav1.OwnerReference {
-	for i := range refs {
-		if refs[i].Controller != nil && *refs[i].Controller {
-			return &refs[i]
+// controller returns the UID of the child's ControllerRef; ok is false when it has none.
+func (c Child) controller() (uid types.UID, ok bool) {
+	if c.OwnerReferences == nil {
+		return c.ControllerUID, c.Controlled
+	}
+	for i := range c.OwnerReferences {
+		if ref := &c.OwnerReferences[i]; ref.Controller != nil && *ref.Controller {
+			return ref.UID, true // the API server allows at most one
 		}
 	}
-	return nil
+	return "", false
+}
+
+// controllerUIDOf returns the UID of the ControllerRef among an unstructured object's
+// metadata.ownerReferences, as GetOwnerReferences would read them: none when an entry is not
+// an object.
+func controllerUIDOf(meta map[string]any) (uid types.UID, ok bool) {
+	refs, _ := meta["ownerReferences"].([]any)
+	for _, r := range refs {
+		if _, isMap := r.(map[string]any); !isMap {
+			return "", false
+		}
+	}
+	for _, r := range refs {
+		m := r.(map[string]any)
+		if controller, _ := m["controller"].(bool); controller {
+			s, _ := m["uid"].(string)
+			return types.UID(s), true
+		}
+	}
+	return "", false
 }
 
 // LabelsOf returns u's labels as labels.Labels, read in place rather than copied as

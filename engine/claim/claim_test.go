@@ -174,10 +174,52 @@ func TestOfObjects(t *testing.T) {
 		t.Errorf("ParentOf = %+v", p)
 	}
 	c := ChildOf(child)
-	if c.Namespace != "a" || !c.Deleting || c.Labels.Get("app") != "a" || len(c.OwnerReferences) != 1 {
+	if c.Namespace != "a" || !c.Deleting || c.Labels.Get("app") != "a" || !c.Controlled || c.ControllerUID != parentUID {
 		t.Errorf("ChildOf = %+v", c)
 	}
 	if got := Decide(p, c); got != Keep {
 		t.Errorf("Decide = %v, want Keep", got)
+	}
+}
+
+// TestChildOfReadsOwnerReferencesInPlace checks that the ControllerRef ChildOf reads in place
+// from an unstructured object is the one its typed owner references hold.
+func TestChildOfReadsOwnerReferencesInPlace(t *testing.T) {
+	entry := func(uid string, controller any) map[string]any {
+		m := map[string]any{"apiVersion": "v1", "kind": "Widget", "name": "w", "uid": uid}
+		if controller != nil {
+			m["controller"] = controller
+		}
+		return m
+	}
+	tests := map[string]struct {
+		refs          any
+		controlled    bool
+		controllerUID types.UID
+	}{
+		"none":                           {nil, false, ""},
+		"not a list":                     {"x", false, ""},
+		"one plain owner":                {[]any{entry("o", nil)}, false, ""},
+		"controller after a plain owner": {[]any{entry("o", false), entry(string(parentUID), true)}, true, parentUID},
+		"controller not a boolean":       {[]any{entry("o", "true")}, false, ""},
+		"an entry not an object":         {[]any{entry(string(parentUID), true), "x"}, false, ""},
+	}
+	for name, tt := range tests {
+		u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"namespace": "a"}}}
+		if tt.refs != nil {
+			u.Object["metadata"].(map[string]any)["ownerReferences"] = tt.refs
+		}
+		c := ChildOf(u)
+		if c.Controlled != tt.controlled || c.ControllerUID != tt.controllerUID {
+			t.Errorf("%s: ChildOf read controlled %v by %q, want %v by %q", name, c.Controlled, c.ControllerUID, tt.controlled, tt.controllerUID)
+		}
+		typed := Child{Namespace: "a", OwnerReferences: u.GetOwnerReferences()}
+		if typed.OwnerReferences == nil {
+			typed.OwnerReferences = []metav1.OwnerReference{}
+		}
+		p := Parent{UID: parentUID, Namespace: "a", Selector: labels.Everything()}
+		if got, want := Decide(p, c), Decide(p, typed); got != want {
+			t.Errorf("%s: Decide = %v in place, %v from the typed owner references", name, got, want)
+		}
 	}
 }

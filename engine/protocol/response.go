@@ -103,12 +103,15 @@ func ParseCommon(resp map[string]any, allowed ...string) (Common, error) {
 // objects are the response's own maps.
 func Objects(resp map[string]any, field string, parent *unstructured.Unstructured, rules []ChildRule, ruleField string,
 	mark *claim.Mark, check func(path string, rule int, obj *unstructured.Unstructured) error) (map[int][]*unstructured.Unstructured, error) {
-	out := map[int][]*unstructured.Unstructured{}
+	out := make(map[int][]*unstructured.Unstructured, len(rules))
 	list, _ := resp[field].([]any)
 	if c, ok := resp[field]; ok && c != nil && list == nil {
 		return nil, Invalid(field, "expected a list, got %s", TypeName(c))
 	}
-	seen := make(map[string]int, len(list))
+	seen := seenObjects{}
+	if len(list) > len(seen.few) {
+		seen.many = make(map[objectID]int, len(list))
+	}
 	for i, item := range list {
 		path := field + "[" + strconv.Itoa(i) + "]"
 		obj, ok := item.(map[string]any)
@@ -130,14 +133,60 @@ func Objects(resp map[string]any, field string, parent *unstructured.Unstructure
 				return nil, err
 			}
 		}
-		id := strconv.Itoa(ri) + "/" + child.GetNamespace() + "/" + child.GetName()
-		if j, dup := seen[id]; dup {
+		id := objectID{rule: ri}
+		id.namespace, id.name = namespaceAndName(child)
+		if j, dup := seen.add(id, i); dup {
 			return nil, Invalid(path, "duplicate of %s[%d] (%s %s)", field, j, child.GetKind(), child.GetName())
 		}
-		seen[id] = i
+		if out[ri] == nil {
+			out[ri] = make([]*unstructured.Unstructured, 0, len(list)-i) // room for the rest, usually of one rule
+		}
 		out[ri] = append(out[ri], child)
 	}
 	return out, nil
+}
+
+// objectID tells the objects of a response apart: no two may have the same.
+type objectID struct {
+	rule            int
+	namespace, name string
+}
+
+// seenObjects are the objects of a response validated so far: a few are compared one by
+// one, without a map.
+type seenObjects struct {
+	few  [16]objectID
+	at   [16]int // the index of few[i] in the response's list
+	n    int
+	many map[objectID]int // used instead when the list is longer than few
+}
+
+// add records the object id at index i of the list, unless one with that id came before:
+// then it returns that one's index and true.
+func (s *seenObjects) add(id objectID, i int) (int, bool) {
+	if s.many != nil {
+		if j, dup := s.many[id]; dup {
+			return j, true
+		}
+		s.many[id] = i
+		return 0, false
+	}
+	for k := range s.n {
+		if s.few[k] == id {
+			return s.at[k], true
+		}
+	}
+	s.few[s.n], s.at[s.n] = id, i
+	s.n++
+	return 0, false
+}
+
+// namespaceAndName are an object's, read in place.
+func namespaceAndName(obj *unstructured.Unstructured) (namespace, name string) {
+	md, _ := obj.Object["metadata"].(map[string]any)
+	namespace, _ = md["namespace"].(string)
+	name, _ = md["name"].(string)
+	return namespace, name
 }
 
 func validateObject(path string, child, parent *unstructured.Unstructured, rules []ChildRule, ruleField string) (int, error) {
@@ -170,10 +219,10 @@ func validateObject(path string, child, parent *unstructured.Unstructured, rules
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 		return 0, Invalid(path+".metadata.name", "%q: %s", name, errs[0])
 	}
-	if err := checkStrings(path+".metadata.labels", md["labels"]); err != nil {
+	if err := checkStrings(path, ".metadata.labels", md["labels"]); err != nil {
 		return 0, err
 	}
-	if err := checkStrings(path+".metadata.annotations", md["annotations"]); err != nil {
+	if err := checkStrings(path, ".metadata.annotations", md["annotations"]); err != nil {
 		return 0, err
 	}
 	rule := rules[ri]
@@ -210,30 +259,34 @@ func stampMark(path string, obj *unstructured.Unstructured, mark *claim.Mark) er
 }
 
 // SetStrings sets the given keys of the string map at metadata.<field> of obj, creating it.
+// It puts a new map in place of the one obj had rather than writing into it: a response's
+// maps below its objects' metadata may be shared (a request view a Starlark hook placed in
+// several objects).
 func SetStrings(obj *unstructured.Unstructured, field string, kv map[string]string) {
 	md := obj.Object["metadata"].(map[string]any)
-	m, _ := md[field].(map[string]any)
-	if m == nil {
-		m = map[string]any{}
-		md[field] = m
+	old, _ := md[field].(map[string]any)
+	m := make(map[string]any, len(old)+len(kv))
+	for k, v := range old {
+		m[k] = v
 	}
 	for k, v := range kv {
 		m[k] = v
 	}
+	md[field] = m
 }
 
-// checkStrings refuses anything but null or an object of strings at path.
-func checkStrings(path string, v any) error {
+// checkStrings refuses anything but null or an object of strings at path+field.
+func checkStrings(path, field string, v any) error {
 	if v == nil {
 		return nil
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return Invalid(path, "expected an object of strings, got %s", TypeName(v))
+		return Invalid(path+field, "expected an object of strings, got %s", TypeName(v))
 	}
 	for k, e := range m {
 		if _, ok := e.(string); !ok {
-			return Invalid(path+"."+k, "expected string, got %s", TypeName(e))
+			return Invalid(path+field+"."+k, "expected string, got %s", TypeName(e))
 		}
 	}
 	return nil

@@ -56,6 +56,9 @@ func (r *Runner) gatherRule(plan *claimPlan, i int, namespaced bool, idx cache.I
 		orphans, _ := idx.ByIndex(index.OrphanNamespace, orphanKey)
 		candidates = append(candidates, orphans...)
 	}
+	if n := len(candidates) + len(written); n > 0 {
+		plan.observed[i] = make([]*unstructured.Unstructured, 0, n)
+	}
 	var seen map[string]bool // names of the candidates, when there are written children to match
 	if len(written) > 0 {
 		seen = make(map[string]bool, len(candidates))
@@ -173,7 +176,7 @@ const childWriters = 8
 type childOp struct {
 	rule              int
 	desired, observed *unstructured.Unstructured
-	step              *apply.Step
+	step              apply.Step
 	err               error
 }
 
@@ -185,48 +188,167 @@ type childOp struct {
 func (r *Runner) planChildren(ctx context.Context, req Request, parent *unstructured.Unstructured, claimant claim.Parent,
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
 	out *Outcome) ([]childOp, int) {
-	owned := 0
-	var ops []childOp
+	owned, n := 0, 0
 	for i := range r.children {
-		have := make(map[string]*unstructured.Unstructured, len(observed[i]))
+		n += len(out.Children[i])
+	}
+	ops := takeOps(n) // deletions, rare, may add to it
+	for i := range r.children {
+		have := newClaimedChildren(observed[i], func(o *unstructured.Unstructured) bool { return lost[o] || out.Untouched[o] })
 		for _, o := range observed[i] {
-			if lost[o] {
-				continue
-			}
-			if out.Untouched[o] {
+			if !lost[o] && out.Untouched[o] {
 				owned++
-				continue
 			}
-			have[o.GetNamespace()+"/"+o.GetName()] = o
 		}
-		want := make(map[string]bool, len(out.Children[i]))
 		for _, d := range out.Children[i] {
-			k := d.GetNamespace() + "/" + d.GetName()
-			want[k] = true
-			obs := have[k]
+			ns, name := nameOf(d)
+			obs := have.want(ns, name)
 			if obs == nil {
 				if other := r.foreign(i, d, claimant); other != "" && quiet(ctx) {
 					continue // a dry run's rendering: no Event, no wait
 				} else if other != "" {
 					r.warn(parent, "ChildConflict", fmt.Errorf("%s exists and belongs to %s; leaving it alone",
 						r.children[i].Describe(d), other))
-					r.waitFor(i, d.GetNamespace(), d.GetName(), req)
+					r.waitFor(i, ns, name, req)
 					continue
 				}
 			}
 			ops = append(ops, childOp{rule: i, desired: d, observed: obs})
 			owned++
 		}
-		for _, o := range observed[i] {
-			if k := o.GetNamespace() + "/" + o.GetName(); have[k] == o && !want[k] {
-				ops = append(ops, childOp{rule: i, observed: o}) // in observed order, so that plans repeat
+		for _, o := range have.unwanted() {
+			ops = append(ops, childOp{rule: i, observed: o}) // in observed order, so that plans repeat
+		}
+	}
+	for n := range ops {
+		op := &ops[n]
+		op.err = apply.PlanInto(&op.step, r.applyResource(op.rule), owner, op.desired, op.observed, r.children[op.rule].Method)
+	}
+	return ops, owned
+}
+
+// opSlices recycles the ops of planChildren, which every reconcile plans, once
+// manageChildren is done with them.
+var opSlices = sync.Pool{New: func() any { return new([]childOp) }}
+
+// takeOps returns an empty slice of ops with room for n, from the pool.
+func takeOps(n int) []childOp {
+	p := opSlices.Get().(*[]childOp)
+	ops := (*p)[:0]
+	*p = nil
+	opSlices.Put(p)
+	if cap(ops) < n {
+		ops = make([]childOp, 0, n)
+	}
+	return ops
+}
+
+// releaseOps returns ops to the pool; nothing may use them afterwards.
+func releaseOps(ops []childOp) {
+	if cap(ops) > maxPooledOps {
+		return
+	}
+	clear(ops[:cap(ops)]) // hold no objects
+	p := opSlices.Get().(*[]childOp)
+	*p = ops[:0]
+	opSlices.Put(p)
+}
+
+// maxPooledOps bounds the ops slices kept for reuse.
+const maxPooledOps = 256
+
+// claimedChildren are one rule's claimed children that planChildren may write, found by
+// namespace and name: of several of one name, the last. A few are searched in order, as
+// most parents have a few children; many through a map.
+type claimedChildren struct {
+	objs   []*unstructured.Unstructured
+	state  []childState // by index of objs
+	byName map[childName]int
+}
+
+type childState uint8
+
+const (
+	writable childState = iota
+	excluded            // lost, or to be left untouched: never written
+	wanted              // desired by the hook
+)
+
+type childName struct{ namespace, name string }
+
+// claimedSearchMax is the most children searched in order.
+const claimedSearchMax = 16
+
+// newClaimedChildren indexes objs, leaving out those exclude reports.
+func newClaimedChildren(objs []*unstructured.Unstructured, exclude func(*unstructured.Unstructured) bool) claimedChildren {
+	c := claimedChildren{objs: objs, state: make([]childState, len(objs))}
+	for j, o := range objs {
+		if exclude(o) {
+			c.state[j] = excluded
+		}
+	}
+	if len(objs) > claimedSearchMax {
+		c.byName = make(map[childName]int, len(objs))
+		for j, o := range objs {
+			if c.state[j] != excluded {
+				ns, name := nameOf(o)
+				c.byName[childName{ns, name}] = j
 			}
 		}
 	}
-	for n, op := range ops {
-		ops[n].step, ops[n].err = apply.Plan(r.applyResource(op.rule), owner, op.desired, op.observed, r.children[op.rule].Method)
+	return c
+}
+
+// find returns the index of the writable child named namespace/name, or -1.
+func (c *claimedChildren) find(namespace, name string) int {
+	if c.byName != nil {
+		if j, ok := c.byName[childName{namespace, name}]; ok {
+			return j
+		}
+		return -1
 	}
-	return ops, owned
+	for j := len(c.objs) - 1; j >= 0; j-- {
+		if c.state[j] == excluded {
+			continue
+		}
+		if ns, n := nameOf(c.objs[j]); n == name && ns == namespace {
+			return j
+		}
+	}
+	return -1
+}
+
+// want marks the child named namespace/name as desired and returns it; nil when there is
+// none to write.
+func (c *claimedChildren) want(namespace, name string) *unstructured.Unstructured {
+	j := c.find(namespace, name)
+	if j < 0 {
+		return nil
+	}
+	c.state[j] = wanted
+	return c.objs[j]
+}
+
+// unwanted lists, in order, the writable children no want asked for.
+func (c *claimedChildren) unwanted() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for j, o := range c.objs {
+		if c.state[j] != writable {
+			continue
+		}
+		if ns, name := nameOf(o); c.find(ns, name) == j { // not hidden by a later one of its name
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// nameOf returns obj's namespace and name, read in place.
+func nameOf(obj *unstructured.Unstructured) (namespace, name string) {
+	meta, _ := obj.Object["metadata"].(map[string]any)
+	namespace, _ = meta["namespace"].(string)
+	name, _ = meta["name"].(string)
+	return namespace, name
 }
 
 // manageChildren makes the writes planChildren decides, only those that need a request, at
@@ -236,46 +358,65 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 	owner metav1.OwnerReference, observed map[int][]*unstructured.Unstructured, lost map[*unstructured.Unstructured]bool,
 	out *Outcome, errs *writeErrors) (result childWrites) {
 	ops, owned := r.planChildren(ctx, req, parent, claimant, owner, observed, lost, out)
-	stored := make([]*unstructured.Unstructured, len(ops))
-	actions := make([]apply.Action, len(ops))
-	var mu sync.Mutex // guards errs
-	failed := func(op childOp, err error) {
-		if err == nil || op.desired == nil && errors.Is(err, apply.ErrGone) {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if op.desired == nil {
-			errs.add(r.children[op.rule].Describe(op.observed)+" (deleting)", err)
-		} else {
-			errs.add(r.children[op.rule].Describe(op.desired), err)
-		}
-	}
+	defer releaseOps(ops)
+	result.owned = owned
 	// Every child was decided from the cache first; only the children that need a request are
 	// written, up to childWriters at a time.
 	var writes []int
-	for n, op := range ops {
+	for n := range ops {
+		op := &ops[n]
 		if op.err != nil {
-			actions[n] = apply.Unchanged
 			r.countAction(apply.Unchanged)
-			failed(op, op.err)
+			r.childFailed(errs, op, op.err)
 			continue
 		}
-		if action, now, done := op.step.Done(); done {
-			actions[n], stored[n] = action, now
+		if action, _, done := op.step.Done(); done {
 			r.countAction(action)
 			continue
 		}
 		writes = append(writes, n)
 	}
-	send := func(n int) {
-		op := ops[n]
+	var stored []*unstructured.Unstructured // by index of ops, once written
+	if len(writes) > 0 {
+		stored = r.writeChildren(ctx, req, parent, ops, writes, errs, &result)
+	}
+	if out.Written != nil {
+		written := make(map[*unstructured.Unstructured]*unstructured.Unstructured, len(ops))
+		for n, op := range ops {
+			if op.desired == nil {
+				continue
+			}
+			switch _, now, done := op.step.Done(); {
+			case done:
+				written[op.desired] = now
+			case stored != nil:
+				written[op.desired] = stored[n]
+			default:
+				written[op.desired] = nil
+			}
+		}
+		out.Written(written)
+	}
+	return result
+}
+
+// writeChildren sends the requests of the ops writes names, up to childWriters at once, and
+// counts in result what they did. It returns what each stored, by index of ops.
+func (r *Runner) writeChildren(ctx context.Context, req Request, parent *unstructured.Unstructured, ops []childOp, writes []int,
+	errs *writeErrors, result *childWrites) []*unstructured.Unstructured {
+	stored := make([]*unstructured.Unstructured, len(ops))
+	actions := make([]apply.Action, len(ops))
+	var mu sync.Mutex      // guards failed
+	var failed writeErrors // added to errs at the end: errs stays the caller's, on its stack
+	inParallel(len(writes), childWriters, func(i int) {
+		n := writes[i]
+		op := &ops[n]
 		obj := op.desired
 		if obj == nil {
 			obj = op.observed
 		}
 		r.overlay.beginChild(op.rule, obj.GetNamespace(), obj.GetName())
-		action, now, err := r.apply.Send(ctx, op.step)
+		action, now, err := r.apply.Send(ctx, &op.step)
 		if span := trace.SpanOf(ctx); span != nil {
 			span.Write(writeName(action, op.desired == nil, err), r.children[op.rule].Describe(obj), err)
 		}
@@ -289,18 +430,12 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 		if r.overlay.endChild(op.rule, obj.GetNamespace(), obj.GetName(), parent.GetUID(), written) {
 			r.enqueue("a change during the engine's write", []Request{req}) // someone else's change came while the write was in flight
 		}
-		failed(op, err)
-	}
-	inParallel(len(writes), childWriters, func(i int) { send(writes[i]) })
-	if out.Written != nil {
-		written := make(map[*unstructured.Unstructured]*unstructured.Unstructured, len(ops))
-		for n, op := range ops {
-			if op.desired != nil {
-				written[op.desired] = stored[n]
-			}
-		}
-		out.Written(written)
-	}
+		mu.Lock()
+		defer mu.Unlock()
+		r.childFailed(&failed, op, err)
+	})
+	errs.refused = append(errs.refused, failed.refused...)
+	errs.transient = append(errs.transient, failed.transient...)
 	for _, a := range actions {
 		switch a {
 		case apply.Created, apply.Updated:
@@ -309,8 +444,20 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 			result.deleted++
 		}
 	}
-	result.owned = owned
-	return result
+	return stored
+}
+
+// childFailed adds a failed write of op to errs, unless it is the delete of a child already
+// gone.
+func (r *Runner) childFailed(errs *writeErrors, op *childOp, err error) {
+	if err == nil || op.desired == nil && errors.Is(err, apply.ErrGone) {
+		return
+	}
+	if op.desired == nil {
+		errs.add(r.children[op.rule].Describe(op.observed)+" (deleting)", err)
+	} else {
+		errs.add(r.children[op.rule].Describe(op.desired), err)
+	}
 }
 
 // childWrites is what manageChildren did.

@@ -75,12 +75,12 @@ func replaceCondition(list []any, cond map[string]any) []any {
 	return out
 }
 
-// statusWithConditions returns status (nil is empty) with each of conds stamped for parent
-// and put into its conditions; and, when status does not set the engine's Synced condition
-// itself, the parent's current one kept, so that replacing the whole status keeps it.
-// status is not modified.
-func statusWithConditions(parent *unstructured.Unstructured, status map[string]any, conds []map[string]any, now time.Time) map[string]any {
-	out := make(map[string]any, len(status)+2)
+// statusWithConditions returns into, an empty map, holding status (nil is empty) with each
+// of conds stamped for parent and put into its conditions; and, when status does not set
+// the engine's Synced condition itself, the parent's current one kept, so that replacing the
+// whole status keeps it. status is not modified.
+func statusWithConditions(into map[string]any, parent *unstructured.Unstructured, status map[string]any, conds []map[string]any, now time.Time) map[string]any {
+	out := into
 	for k, v := range status {
 		out[k] = v
 	}

@@ -47,7 +47,7 @@ func TestStatusWithConditions(t *testing.T) {
 			if tt.cond != nil {
 				conds = append(conds, tt.cond)
 			}
-			got := statusWithConditions(parent, tt.status, conds, now)
+			got := statusWithConditions(map[string]any{}, parent, tt.status, conds, now)
 			if g := types(got); !slices.Equal(g, tt.want) {
 				t.Fatalf("conditions %v, want %v", g, tt.want)
 			}

@@ -26,10 +26,7 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 	if hook == nil {
 		return nil, fmt.Errorf("%s hook: not defined", hookName)
 	}
-	log := r.cfg.Log.With("hook", hookName, "parent", parent.GetNamespace()+"/"+parent.GetName())
-	if about != "" {
-		log = log.With("about", about)
-	}
+	log := newHookLog(r.cfg.Log, hookName, parent, about)
 	if r.calls != nil {
 		select {
 		case r.calls <- struct{}{}:

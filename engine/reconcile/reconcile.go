@@ -205,10 +205,12 @@ func (r *Runner) decide(ctx context.Context, d *Gathered) (*Outcome, error) {
 			return nil, answers[i].Err
 		}
 	}
-	inParallel(len(alone), hookCallers, func(n int) {
-		c := calls[alone[n]]
-		answers[alone[n]].Response, answers[alone[n]].Err = r.invoke(ctx, c.Hook, c.About, c.Request, d.Parent)
-	})
+	if len(alone) > 0 { // else no closure to allocate
+		inParallel(len(alone), hookCallers, func(n int) {
+			c := calls[alone[n]]
+			answers[alone[n]].Response, answers[alone[n]].Err = r.invoke(ctx, c.Hook, c.About, c.Request, d.Parent)
+		})
+	}
 	out, err := asked.Decide(answers)
 	if err != nil {
 		r.reject(ctx, d.Parent, d.Hook, "", err)

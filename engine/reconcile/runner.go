@@ -434,26 +434,10 @@ func (r *Runner) setCount(req Request, n int, forget bool) {
 	r.claimed += n
 }
 
-// dispatch takes requests off the queue until it shuts down and processes each on a
-// goroutine of its own, at most cfg.Workers at once. An idle controller so holds one
-// goroutine, blocked in Get, instead of Workers of them whose stacks past reconciles grew
-// (hook calls run deep): with a thousand controllers, that is most of the engine's memory.
-// A slot is taken before Get, so no request waits off the queue for one.
+// dispatch takes requests off the queue until it shuts down and processes each, at most
+// cfg.Workers at once (serveQueue).
 func (r *Runner) dispatch(ctx context.Context) {
-	slots := make(chan struct{}, r.cfg.Workers)
-	for {
-		slots <- struct{}{}
-		req, quit := r.queue.Get()
-		if quit {
-			return
-		}
-		r.workers.Add(1)
-		go func() {
-			defer r.workers.Done()
-			defer func() { <-slots }()
-			r.process(ctx, req)
-		}()
-	}
+	serveQueue(r.queue, r.cfg.Workers, &r.workers, func(req Request) { r.process(ctx, req) })
 }
 
 // process reconciles one request taken off the queue and marks it done, requeueing it as the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,14 +42,24 @@ func (r *Runner) writeParent(ctx context.Context, res int, parent *unstructured.
 
 // newStatus is the status a valid outcome gives a parent whose status is its controller's
 // alone (CompositeController, MapController): out's status with its conditions put in and
-// observedGeneration set; changed is false when the cached status already equals it. Only
-// call it for an outcome with a Status or Conditions.
+// observedGeneration set; changed is false, and status nil, when the cached status already
+// equals it. Only call it for an outcome with a Status or Conditions.
 func (r *Runner) newStatus(parent *unstructured.Unstructured, out *Outcome) (status map[string]any, changed bool) {
-	status = statusWithConditions(parent, out.Status, out.Conditions, r.now())
+	// Most reconciles change no status: it is built in a map of the pool, which goes back
+	// unless it is the new status.
+	status = statusWithConditions(statusMaps.Get().(map[string]any), parent, out.Status, out.Conditions, r.now())
 	status["observedGeneration"] = parent.GetGeneration()
 	have, _, _ := unstructured.NestedFieldNoCopy(parent.Object, "status")
-	return status, !protocol.SameJSON(have, status)
+	if protocol.SameJSON(have, status) {
+		clear(status)
+		statusMaps.Put(status)
+		return nil, false
+	}
+	return status, true
 }
+
+// statusMaps are empty maps for newStatus.
+var statusMaps = sync.Pool{New: func() any { return map[string]any{} }}
 
 // replaceStatus replaces the status of a parent (newStatus) with status, using the status
 // subresource when the resource has one. It returns the parent as stored, or nil when the

@@ -130,12 +130,33 @@ var errReprTooDeep = fmt.Errorf("value nests more than %d levels deep", maxReprD
 // again inside itself counts as the {...} or [...] it prints as. A value nested deeper than
 // maxReprDepth is errReprTooDeep.
 func reprSize(v starlark.Value, limit int64) (int64, error) {
+	if n, leaf := leafReprSize(v); leaf && limit >= 0 {
+		return n, nil // as the sizer counts it, without making one: % formats mostly these
+	}
 	s := reprSizer{limit: limit}
 	s.add(v)
 	if s.deep {
 		return 0, errReprTooDeep
 	}
 	return s.total, nil
+}
+
+// leafReprSize is reprSize of a value that holds no others; leaf is false for one that may.
+func leafReprSize(v starlark.Value) (n int64, leaf bool) {
+	switch v := v.(type) {
+	case starlark.String:
+		return int64(len(v)) + 2, true
+	case starlark.Bytes:
+		return 4*int64(len(v)) + 3, true
+	case starlark.Int:
+		if _, ok := v.Int64(); ok {
+			return 20, true
+		}
+		return int64(v.BigInt().BitLen())/3 + 2, true
+	case starlark.Tuple, *starlark.List, *starlark.Dict, *record, *mapView, *listView:
+		return 0, false
+	}
+	return 32, true
 }
 
 type reprSizer struct {
@@ -149,23 +170,8 @@ func (s *reprSizer) add(v starlark.Value) {
 	if s.total > s.limit || s.deep {
 		return
 	}
-	switch v := v.(type) {
-	case starlark.String:
-		s.total += int64(len(v)) + 2
-		return
-	case starlark.Bytes:
-		s.total += 4*int64(len(v)) + 3
-		return
-	case starlark.Int:
-		if _, ok := v.Int64(); ok {
-			s.total += 20
-		} else {
-			s.total += int64(v.BigInt().BitLen())/3 + 2
-		}
-		return
-	case starlark.Tuple, *starlark.List, *starlark.Dict, *record, *mapView, *listView:
-	default:
-		s.total += 32
+	if n, leaf := leafReprSize(v); leaf {
+		s.total += n
 		return
 	}
 	if s.depth >= maxReprDepth {

@@ -60,7 +60,7 @@ func (ks *kids) put(k string, v starlark.Value) {
 		ks.m[k] = v
 	case len(ks.list) < kidListMax:
 		if ks.list == nil {
-			ks.list = make([]kid, 0, 4)
+			ks.list = make([]kid, 0, 2) // a hook mostly reads one or two containers of a level
 		}
 		ks.list = append(ks.list, kid{k, v})
 	default:

@@ -17,7 +17,10 @@ import (
 //
 // Request views in the result are deep-copied from the engine's Go values without going
 // through Starlark, unless shareViews: then their Go values are returned as they are (for
-// stdlib arguments, which are read and never retained).
+// stdlib arguments, which are read and never retained). A view the hook left untouched and
+// placed in the result more than once (a parent's selector labels in every child) is copied
+// once, and that copy is shared by every place it appears, as the one dict is in the hook;
+// it is charged to meter at every place, as separate copies would be.
 func toGo(v starlark.Value, meter *scripting.OutputMeter) (any, error) {
 	c := converter{meter: meter}
 	return c.value(v, 0)
@@ -26,6 +29,7 @@ func toGo(v starlark.Value, meter *scripting.OutputMeter) (any, error) {
 type converter struct {
 	meter      *scripting.OutputMeter
 	shareViews bool
+	copies     []viewCopy // the untouched views copied, for the next time they appear; few
 
 	// State of the dict loop body (entry).
 	yield func(k, e starlark.Value) bool
@@ -122,7 +126,7 @@ func (c *converter) value(v starlark.Value, depth int) (any, error) {
 		if v.touched() {
 			return c.touchedMap(v, depth)
 		}
-		return c.goValue(v.src, depth)
+		return c.untouched(v, v.src, depth)
 	case *listView:
 		if v.own != nil {
 			return c.value(v.own, depth)
@@ -130,7 +134,7 @@ func (c *converter) value(v starlark.Value, depth int) (any, error) {
 		if v.touched() {
 			return c.touchedList(v, depth)
 		}
-		return c.goValue(v.src, depth)
+		return c.untouched(v, v.src, depth)
 	}
 	return nil, outErr("expected a JSON value (dict, list, string, int, float, bool or None), got %s", v.Type())
 }
@@ -249,8 +253,52 @@ func (c *converter) touchedList(v *listView, depth int) (any, error) {
 	return out, nil
 }
 
+// viewCopy is the Go value an untouched view was converted to.
+type viewCopy struct {
+	view starlark.Value
+	out  any
+}
+
+// untouched converts view, an untouched view of src: its first time a copy of src
+// (goValue), remembered for the next times, which are charged as copies but share it.
+func (c *converter) untouched(view starlark.Value, src any, depth int) (any, error) {
+	if c.shareViews {
+		return c.goValue(src, depth)
+	}
+	for _, vc := range c.copies {
+		if vc.view == view {
+			if err := c.charge(src, depth); err != nil {
+				return nil, err
+			}
+			return vc.out, nil
+		}
+	}
+	out, err := c.goValue(src, depth)
+	if err == nil && len(c.copies) < maxViewCopies {
+		if c.copies == nil {
+			c.copies = make([]viewCopy, 0, 2) // most results place one or two
+		}
+		c.copies = append(c.copies, viewCopy{view, out})
+	}
+	return out, err
+}
+
+// maxViewCopies bounds the views a conversion remembers, and so its search for each.
+const maxViewCopies = 8
+
 // goValue deep-copies a request value (or shares it), charging the meter.
 func (c *converter) goValue(v any, depth int) (any, error) {
+	return c.copyValue(v, depth, true)
+}
+
+// charge charges the meter for v as goValue does, with its checks, without copying it.
+func (c *converter) charge(v any, depth int) error {
+	_, err := c.copyValue(v, depth, false)
+	return err
+}
+
+// copyValue is goValue, or charge when copies is false.
+func (c *converter) copyValue(v any, depth int, copies bool) (any, error) {
 	if depth >= scripting.MaxOutputDepth {
 		return nil, tooDeep()
 	}
@@ -262,13 +310,18 @@ func (c *converter) goValue(v any, depth int) (any, error) {
 		if c.shareViews {
 			return v, nil
 		}
-		out := make(map[string]any, len(v))
+		var out map[string]any
+		if copies {
+			out = make(map[string]any, len(v))
+		}
 		for k, e := range v {
-			g, err := c.goValue(e, depth+1)
+			g, err := c.copyValue(e, depth+1, copies)
 			if err != nil {
 				return nil, scripting.AtKey(err, k)
 			}
-			out[k] = g
+			if copies {
+				out[k] = g
+			}
 		}
 		return out, nil
 	case []any:
@@ -278,13 +331,18 @@ func (c *converter) goValue(v any, depth int) (any, error) {
 		if c.shareViews {
 			return v, nil
 		}
-		out := make([]any, len(v))
+		var out []any
+		if copies {
+			out = make([]any, len(v))
+		}
 		for i, e := range v {
-			g, err := c.goValue(e, depth+1)
+			g, err := c.copyValue(e, depth+1, copies)
 			if err != nil {
 				return nil, scripting.AtIndex(err, i)
 			}
-			out[i] = g
+			if copies {
+				out[i] = g
+			}
 		}
 		return out, nil
 	case string:

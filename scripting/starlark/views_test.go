@@ -92,3 +92,40 @@ func TestAppendErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestViewPlacedTwice checks a request view the hook places in its result several times,
+// untouched: each place holds a copy of the request's value, not the request's own, and
+// the output budget counts each place as a copy, as before the copies were shared.
+func TestViewPlacedTwice(t *testing.T) {
+	src := "def f(r):\n    l = r[\"labels\"]\n    return {\"a\": {\"labels\": l}, \"b\": {\"labels\": l}, \"list\": [r[\"list\"], r[\"list\"]]}\n"
+	p, err := NewCompiler().Compile("twice.star", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := viewsRequest()
+	v, err := p.Call(context.Background(), scripting.Invocation{Function: "f", Request: req})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels, list := viewsRequest()["labels"], viewsRequest()["list"]
+	want := map[string]any{"a": map[string]any{"labels": labels}, "b": map[string]any{"labels": labels}, "list": []any{list, list}}
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("got %#v\nwant %#v", v, want)
+	}
+	got := v.(map[string]any)["a"].(map[string]any)["labels"].(map[string]any)
+	got["changed"] = "by the engine"
+	if !reflect.DeepEqual(req, viewsRequest()) {
+		t.Fatalf("the result shares the request's labels: %#v", req)
+	}
+
+	// Objects, one per value at each place: the result, a and b, two labels maps of 3
+	// strings, the list of two lists of 2: 1+2+2*(1+3)+1+2*(1+2) = 18.
+	for _, max := range []int64{17, 18} {
+		_, err := p.Call(context.Background(), scripting.Invocation{Function: "f", Request: viewsRequest(),
+			Budget: scripting.Budget{MaxOutputObjects: max}})
+		var be *scripting.BudgetError
+		if refused := errors.As(err, &be) && be.Budget == scripting.BudgetOutput; refused != (max < 18) {
+			t.Errorf("MaxOutputObjects %d: err = %v", max, err)
+		}
+	}
+}
