@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,8 +24,32 @@ type serializer struct {
 
 var _ runtime.Serializer = serializer{}
 
-func (s serializer) Identifier() runtime.Identifier               { return s.next.Identifier() }
-func (s serializer) Encode(obj runtime.Object, w io.Writer) error { return s.next.Encode(obj, w) }
+func (s serializer) Identifier() runtime.Identifier { return s.next.Identifier() }
+
+// Encode writes what apimachinery's JSON serializer writes, encoding unstructured objects
+// with Encode.
+func (s serializer) Encode(obj runtime.Object, w io.Writer) error {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || u.Object == nil {
+		return s.next.Encode(obj, w)
+	}
+	bp := encodeBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 1<<20 { // a rare huge object's buffer is not kept
+			encodeBuffers.Put(bp)
+		}
+	}()
+	b, err := Encode((*bp)[:0], u.Object)
+	if err != nil {
+		return err
+	}
+	*bp = append(b, '\n')
+	_, err = w.Write(*bp)
+	return err
+}
+
+// encodeBuffers hands out buffers for Encode.
+var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // Decode decodes data into into when it is an *unstructured.Unstructured, an
 // *unstructured.UnstructuredList or a *metav1.WatchEvent, and into a new
