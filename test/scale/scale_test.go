@@ -800,6 +800,29 @@ func sideBySide(r *result) string {
 		}
 		return fmt.Sprintf("%.2f", r.engine.engineCPU/r.mc.converge.engineCPU)
 	})
+	// Metacontroller keeps working after it has converged (a sync for each echo of its own
+	// status writes); the engine does not. Both are asked the same: to settle.
+	settled := func(c column) float64 {
+		switch c.user {
+		case metacontrollerUser:
+			return r.mc.converge.engineCPU + r.mc.tail.engineCPU
+		case engineUser:
+			return r.engine.engineCPU + r.tail.engineCPU
+		}
+		return 0
+	}
+	row("controller CPU to settled", func(c column) string {
+		if !c.process {
+			return "-"
+		}
+		return fmt.Sprintf("%.2fs", settled(c))
+	})
+	row("  Metascript's / Metacontroller's", func(c column) string {
+		if c.user != engineUser || r.mc.skipped != "" || settled(cols[1]) == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", settled(c)/settled(cols[1]))
+	})
 	row("controller peak RSS", func(c column) string {
 		if !c.process {
 			return "-"
