@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"metascript.dev/metascript/stdlib/jsontext"
 )
 
 var jsonCases = []callCase{
@@ -59,8 +61,8 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 			if int64(cap(got)) != reserved {
 				t.Errorf("%#v indent %q: buffer of %d bytes, last reserved %d", v, indent, cap(got), reserved)
 			}
-			if s, ok := v.(string); ok && jsonStringLen(s) != len(appendJSONString(nil, s)) {
-				t.Errorf("jsonStringLen(%q) = %d, want %d", s, jsonStringLen(s), len(appendJSONString(nil, s)))
+			if s, ok := v.(string); ok && jsonStringLen(s) != len(jsontext.AppendString(nil, s, false)) {
+				t.Errorf("jsonStringLen(%q) = %d, want %d", s, jsonStringLen(s), len(jsontext.AppendString(nil, s, false)))
 			}
 			if string(got) != want {
 				t.Errorf("%#v indent %q:\n got %s\nwant %s", v, indent, got, want)

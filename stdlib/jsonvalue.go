@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"metascript.dev/metascript/stdlib/jsontext"
 )
 
 // This file holds the JSON-shaped value machinery the modules share: a size-capped encoder
@@ -89,7 +91,7 @@ func (e *jsonEncoder) value(v any, path string) error {
 		if err := e.grow(jsonStringLen(v)); err != nil {
 			return err
 		}
-		e.buf = appendJSONString(e.buf, v)
+		e.buf = jsontext.AppendString(e.buf, v, false)
 	case int64:
 		e.buf = strconv.AppendInt(e.buf, v, 10)
 	case int:
@@ -98,7 +100,7 @@ func (e *jsonEncoder) value(v any, path string) error {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%s: unsupported number %v", pathOrRoot(path), v)
 		}
-		e.buf = appendJSONFloat(e.buf, v)
+		e.buf = jsontext.AppendFloat(e.buf, v)
 	case json.Number:
 		if err := e.grow(len(v)); err != nil {
 			return err
@@ -142,7 +144,7 @@ func (e *jsonEncoder) value(v any, path string) error {
 			if err := e.grow(jsonStringLen(k) + 2); err != nil {
 				return err
 			}
-			e.buf = appendJSONString(e.buf, k)
+			e.buf = jsontext.AppendString(e.buf, k, false)
 			e.buf = append(e.buf, ':')
 			if e.indent != "" || e.prefix != "" {
 				e.buf = append(e.buf, ' ')
@@ -210,27 +212,7 @@ func pathOrRoot(path string) string {
 	return path
 }
 
-// appendJSONFloat formats f as encoding/json does.
-func appendJSONFloat(b []byte, f float64) []byte {
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// Clean up e-09 to e-9, as encoding/json does.
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
-
-const hexDigits = "0123456789abcdef"
-
-// jsonStringLen is the length of appendJSONString's output for s.
+// jsonStringLen is the length of jsontext.AppendString's output for s (html false).
 func jsonStringLen(s string) int {
 	n := 2
 	for i := 0; i < len(s); {
@@ -256,57 +238,6 @@ func jsonStringLen(s string) int {
 		i += size
 	}
 	return n
-}
-
-// appendJSONString quotes s as encoding/json does without HTML escaping: invalid UTF-8
-// becomes U+FFFD and U+2028/U+2029 are escaped.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		} else if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		} else {
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // decodeJSON parses exactly one JSON value into the JSON shape. A number becomes int64 when

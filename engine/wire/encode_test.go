@@ -11,7 +11,7 @@ import (
 )
 
 var encodeValues = []any{
-	nil, true, false, "", "plain", "q\"b\\s/\n\r\t\x01\x1f", "<a href='x'>&amp;</a>", "é中😀",
+	nil, true, false, "", "plain", "q\"b\\s/\n\r\t\b\f\x01\x1f", "<a href='x'>&amp;</a>", "é中😀",
 	"bad \xff utf-8 \xc3", "line\u2028para\u2029", int64(0), int64(-42), int64(math.MaxInt64),
 	int64(math.MinInt64), 7, int32(-3), 0.0, -0.0, 1.5, 0.1, 1e20, 1e21, 1.5e-6, 1e-7, -2.5e-9,
 	123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64, float32(0.25), uint8(9),
