@@ -5,19 +5,23 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"metascript.dev/metascript/stdlib/jsontext"
 )
 
 // canonicalHash returns the hex SHA-256 of json.Marshal(v), byte for byte, for v of the
 // shape normalizedCopy gives (maps, slices, strings, booleans, nil, int64, float64). It
 // encodes those directly, without reflection, because every sync of every child hashes its
-// configuration; a string that needs escaping, a float and any other type are encoded by
-// json.Marshal itself, so the bytes never differ. An error is json.Marshal's.
+// configuration; strings and floats are written as encoding/json writes them
+// (stdlib/jsontext), any other type by json.Marshal itself, so the bytes never differ. An
+// error is json.Marshal's.
 func canonicalHash(v any) (string, error) {
 	e := canonicalEncoders.Get().(*canonicalEncoder)
 	defer e.release()
@@ -102,7 +106,7 @@ func (e *canonicalEncoder) value(v any) error {
 	case int64:
 		e.buf = strconv.AppendInt(e.buf, x, 10)
 	case string:
-		return e.string(x)
+		e.buf = jsontext.AppendString(e.buf, x, true)
 	case map[string]any:
 		return e.object(x, anyMap, nil)
 	case []any:
@@ -120,7 +124,10 @@ func (e *canonicalEncoder) value(v any) error {
 		if e.strict && !isNormalized(x) {
 			return errNotNormalized
 		}
-		return e.marshal(v)
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return e.marshal(v) // json.Marshal's error
+		}
+		e.buf = jsontext.AppendFloat(e.buf, x)
 	default:
 		if e.strict {
 			return errNotNormalized
@@ -164,16 +171,14 @@ func (e *canonicalEncoder) object(m map[string]any, lvl level, owner *metav1.Own
 		if i > start {
 			e.buf = append(e.buf, ',')
 		}
-		if err := e.string(k); err != nil {
-			return err
-		}
+		e.buf = jsontext.AppendString(e.buf, k, true)
 		e.buf = append(e.buf, ':')
 		var err error
 		switch {
 		case lvl == configTop && k == "metadata":
 			err = e.object(v.(map[string]any), configMeta, owner) // inPlace checked it
 		case lvl == configMeta && k == "ownerReferences":
-			err = e.ownerReferences(owner)
+			e.ownerReferences(owner)
 		case lvl == configMeta && k == "annotations" && v != nil:
 			err = e.object(v.(map[string]any), configAnnotations, nil)
 		default:
@@ -190,35 +195,13 @@ func (e *canonicalEncoder) object(m map[string]any, lvl level, owner *metav1.Own
 
 // ownerReferences writes the ownerReferences setOwner gives a configuration that lists none:
 // owner as the ControllerRef, keys in order.
-func (e *canonicalEncoder) ownerReferences(owner *metav1.OwnerReference) error {
+func (e *canonicalEncoder) ownerReferences(owner *metav1.OwnerReference) {
 	for _, f := range [...]struct{ key, value string }{
 		{`[{"apiVersion":`, owner.APIVersion}, {`,"blockOwnerDeletion":true,"controller":true,"kind":`, owner.Kind},
 		{`,"name":`, owner.Name}, {`,"uid":`, string(owner.UID)},
 	} {
 		e.buf = append(e.buf, f.key...)
-		if err := e.string(f.value); err != nil {
-			return err
-		}
+		e.buf = jsontext.AppendString(e.buf, f.value, true)
 	}
 	e.buf = append(e.buf, "}]"...)
-	return nil
-}
-
-// string writes s quoted; json.Marshal writes strings with a byte it escapes (quotes,
-// backslashes, control characters, <, > and &, non-ASCII) itself.
-func (e *canonicalEncoder) string(s string) error {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			raw, err := json.Marshal(s)
-			if err != nil {
-				return err
-			}
-			e.buf = append(e.buf, raw...)
-			return nil
-		}
-	}
-	e.buf = append(e.buf, '"')
-	e.buf = append(e.buf, s...)
-	e.buf = append(e.buf, '"')
-	return nil
 }
