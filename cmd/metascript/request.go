@@ -130,7 +130,8 @@ func (c *requestCompleter) related(ctx context.Context, parent *unstructured.Uns
 	if err != nil {
 		return nil, fmt.Errorf("%s", located(c.ctrl, part, err))
 	}
-	rules, err := related.ParseCustomize(resp, parent, resolver)
+	reach := reconcile.RelatedReach(&reconcile.Built{Declared: c.ctrl.Declared, Descriptor: c.ctrl.Descriptor})
+	rules, err := related.ParseCustomize(resp, parent, resolver, reach)
 	if err != nil {
 		return nil, fmt.Errorf("%s", located(c.ctrl, part, err))
 	}

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/related"
 )
 
@@ -46,4 +47,17 @@ func (r *Runner) relatedOf(ctx context.Context, parent *unstructured.Unstructure
 		return nil, nil, err
 	}
 	return rules, objects, nil
+}
+
+// RelatedReach is how far the related rules of controller b's namespaced parents may select:
+// beyond the parent's namespace when its customize hook and its primary hook are both of
+// version v2 (as the reference allows for v2 customize hooks; the primary hook must key
+// namespaced objects namespace/name, or objects of two namespaces with one name would
+// collide), and never for a controller of a namespaced kind, confined to its namespace.
+func RelatedReach(b *Built) related.Reach {
+	v2 := func(hook string) bool { return HookVersion(b.Declared.Hooks[hook]) == v1alpha1.HookVersionV2 }
+	if !b.Descriptor.Namespaced && v2(CustomizeHook.Name) && v2(b.Descriptor.Primary().Name) {
+		return related.AnyNamespace
+	}
+	return related.OwnNamespace
 }

@@ -58,7 +58,7 @@ func (r *Runner) Observe(objects Objects) error {
 	if r.built.Hooks["customize"] != nil {
 		var mu sync.Mutex
 		caches := map[schema.GroupVersionResource]cache.Indexer{}
-		r.related = related.NewFixed[Request](r.cfg.Resolver, HookVersion(r.built.Declared.Hooks[r.primary]),
+		r.related = related.NewFixed[Request](r.cfg.Resolver, HookVersion(r.built.Declared.Hooks[r.primary]), RelatedReach(r.built),
 			func(res resources.Resource) cache.Indexer {
 				mu.Lock()
 				defer mu.Unlock()

@@ -200,7 +200,7 @@ func New(b *Built, cfg Config) (*Runner, error) {
 		fieldManager: b.FieldManager(), counts: map[Request]int{}, selected: map[Request]bool{}, apply: apply.NewWithManager(cfg.Client, b.FieldManager()),
 		overlay: newWrittenOverlay(), program: &Program{Hooks: b.Hooks}}
 	if b.Hooks["customize"] != nil {
-		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), func(req Request) { r.enqueue("related object", []Request{req}) })
+		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), RelatedReach(b), func(req Request) { r.enqueue("related object", []Request{req}) })
 	}
 	for _, p := range cfg.Parents {
 		r.parents = append(r.parents, parentSource{ParentResource: p, shard: shard.Key(p.GVK.GroupKind(), "")})

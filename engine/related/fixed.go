@@ -18,14 +18,15 @@ import (
 type Fixed[P comparable] struct {
 	resolver Resolver
 	version  v1alpha1.HookVersion
+	reach    Reach
 	caches   func(resources.Resource) cache.Indexer
 }
 
 // NewFixed returns a Fixed that resolves the resources of customize answers with resolver,
-// keys related objects as hooks of version ask, and reads each resource's objects from
-// caches (nil when there are none).
-func NewFixed[P comparable](resolver Resolver, version v1alpha1.HookVersion, caches func(resources.Resource) cache.Indexer) *Fixed[P] {
-	return &Fixed[P]{resolver: resolver, version: version, caches: caches}
+// keys related objects as hooks of version ask, lets a namespaced parent's rules select as
+// far as reach, and reads each resource's objects from caches (nil when there are none).
+func NewFixed[P comparable](resolver Resolver, version v1alpha1.HookVersion, reach Reach, caches func(resources.Resource) cache.Indexer) *Fixed[P] {
+	return &Fixed[P]{resolver: resolver, version: version, reach: reach, caches: caches}
 }
 
 // Rules returns what ask answers, validated whole as Tracker.Rules validates it.
@@ -34,7 +35,7 @@ func (f *Fixed[P]) Rules(parent *unstructured.Unstructured, _ string, ask func()
 	if err != nil {
 		return nil, err
 	}
-	return parseCustomize(resp, parent, f.resolver)
+	return parseCustomize(resp, parent, f.resolver, f.reach)
 }
 
 // Objects returns the request's related map of parent under rules, as Tracker.Objects does.

@@ -38,6 +38,7 @@ type Tracker[P comparable] struct {
 	informers *informers.Factory
 	resolver  Resolver
 	version   v1alpha1.HookVersion
+	reach     Reach
 	enqueue   func(P)
 	index     *index[P]
 
@@ -59,9 +60,10 @@ type answer struct {
 
 // New returns a Tracker that resolves the resources of customize answers with resolver,
 // reads them through informers from factory, keys related objects as hooks of version ask
-// (protocol.ObjectKey), and hands enqueue each parent an event concerns.
-func New[P comparable](factory *informers.Factory, resolver Resolver, version v1alpha1.HookVersion, enqueue func(P)) *Tracker[P] {
-	return &Tracker[P]{informers: factory, resolver: resolver, version: version, enqueue: enqueue, index: newIndex[P](),
+// (protocol.ObjectKey), lets a namespaced parent's rules select as far as reach, and hands
+// enqueue each parent an event concerns.
+func New[P comparable](factory *informers.Factory, resolver Resolver, version v1alpha1.HookVersion, reach Reach, enqueue func(P)) *Tracker[P] {
+	return &Tracker[P]{informers: factory, resolver: resolver, version: version, reach: reach, enqueue: enqueue, index: newIndex[P](),
 		sources: map[schema.GroupVersionResource]*source{}, bound: map[schema.GroupVersionResource]int{},
 		answers: map[types.UID]answer{}}
 }
@@ -83,7 +85,7 @@ func (t *Tracker[P]) Rules(parent *unstructured.Unstructured, revision string, a
 	resp, err := ask()
 	var rules []Rule
 	if err == nil {
-		rules, err = parseCustomize(resp, parent, t.resolver)
+		rules, err = parseCustomize(resp, parent, t.resolver, t.reach)
 	}
 	if err != nil {
 		t.prune()

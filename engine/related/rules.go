@@ -37,10 +37,24 @@ type Rule struct {
 	NamespaceSelector labels.Selector
 }
 
+// Reach is how far a namespaced parent's related rules may select.
+type Reach bool
+
+const (
+	// OwnNamespace: a namespaced parent's rules select in its own namespace only, whatever
+	// they say (hooks of version v1, and every controller of a namespaced kind).
+	OwnNamespace Reach = false
+	// AnyNamespace: a namespaced parent's rules select as a cluster-scoped parent's do: in
+	// the rule's namespace, in the namespaces its namespaceSelector matches, or in every
+	// namespace (customize and sync hooks of version v2 of a cluster-scoped controller kind,
+	// whose hooks key namespaced objects namespace/name).
+	AnyNamespace Reach = true
+)
+
 // parseCustomize validates a customize response whole, resolving each rule's resource:
 // {"relatedResources": [{apiVersion, resource, labelSelector | names, namespace,
 // namespaceSelector}]}. Every error it returns is a *protocol.InvalidResponseError.
-func parseCustomize(resp map[string]any, parent *unstructured.Unstructured, resolver Resolver) ([]Rule, error) {
+func parseCustomize(resp map[string]any, parent *unstructured.Unstructured, resolver Resolver, reach Reach) ([]Rule, error) {
 	if err := protocol.CheckFields(resp, ResponseFields...); err != nil {
 		return nil, err
 	}
@@ -55,7 +69,7 @@ func parseCustomize(resp map[string]any, parent *unstructured.Unstructured, reso
 		if !ok {
 			return nil, protocol.Invalid(path, "expected an object, got %s", protocol.TypeName(item))
 		}
-		rule, err := parseRule(path, m, parent, resolver)
+		rule, err := parseRule(path, m, parent, resolver, reach)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +78,7 @@ func parseCustomize(resp map[string]any, parent *unstructured.Unstructured, reso
 	return out, nil
 }
 
-func parseRule(path string, m map[string]any, parent *unstructured.Unstructured, resolver Resolver) (Rule, error) {
+func parseRule(path string, m map[string]any, parent *unstructured.Unstructured, resolver Resolver, reach Reach) (Rule, error) {
 	for k := range m {
 		switch k {
 		case "apiVersion", "resource", "labelSelector", "namespace", "names", "namespaceSelector":
@@ -122,9 +136,9 @@ func parseRule(path string, m map[string]any, parent *unstructured.Unstructured,
 	case !res.Namespaced && (ns != "" || r.NamespaceSelector != nil):
 		return r, protocol.Invalid(path, "%s is cluster-scoped: namespace and namespaceSelector do not apply", resource)
 	case !res.Namespaced:
-	case parent.GetNamespace() != "" && (ns != "" && ns != parent.GetNamespace() || r.NamespaceSelector != nil):
-		return r, protocol.Invalid(path, "a namespaced parent's related objects are in its own namespace %q", parent.GetNamespace())
-	case parent.GetNamespace() != "":
+	case parent.GetNamespace() != "" && reach == OwnNamespace && (ns != "" && ns != parent.GetNamespace() || r.NamespaceSelector != nil):
+		return r, protocol.Invalid(path, "a namespaced parent's related objects are in its own namespace %q (beyond it only with customize and sync hooks of version v2 of a cluster-scoped controller kind)", parent.GetNamespace())
+	case parent.GetNamespace() != "" && reach == OwnNamespace:
 		r.Namespace = parent.GetNamespace()
 	case ns != "" && r.NamespaceSelector != nil:
 		return r, protocol.Invalid(path, "namespace and namespaceSelector are mutually exclusive")
@@ -191,6 +205,6 @@ func (r Rule) matches(obj *unstructured.Unstructured, nsLabels func(string) (map
 // ParseCustomize validates a customize hook's answer whole and resolves its rules, as a
 // Tracker does before it reads anything: for callers that hold the answer themselves (the
 // offline commands). Every error it returns is a *protocol.InvalidResponseError.
-func ParseCustomize(resp map[string]any, parent *unstructured.Unstructured, resolver Resolver) ([]Rule, error) {
-	return parseCustomize(resp, parent, resolver)
+func ParseCustomize(resp map[string]any, parent *unstructured.Unstructured, resolver Resolver, reach Reach) ([]Rule, error) {
+	return parseCustomize(resp, parent, resolver, reach)
 }

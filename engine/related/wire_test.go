@@ -26,7 +26,7 @@ func TestWireTypeResponseIsAccepted(t *testing.T) {
 			if err := hooks.Conforms(resp, &hooks.CustomizeResponse{}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := parseCustomize(resp, parentIn(tc.parent), fakeResolver{}); err != nil {
+			if _, err := parseCustomize(resp, parentIn(tc.parent), fakeResolver{}, OwnNamespace); err != nil {
 				t.Fatalf("the engine refuses it: %v", err)
 			}
 		})

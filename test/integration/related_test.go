@@ -129,6 +129,45 @@ func TestRelatedV2Keys(t *testing.T) {
 	waitData(t, ns, "p-merged", ns+".a", "1")
 }
 
+// TestRelatedV2BeyondNamespace: a namespaced parent whose customize and sync hooks are of
+// version v2 reads related objects in another namespace it names, or in every namespace when
+// it names none, and a change in one of those namespaces wakes it; under v1 the same rules
+// select in its own namespace only.
+func TestRelatedV2BeyondNamespace(t *testing.T) {
+	relatedController(t, "related-beyond", "related-beyond", true)
+	relatedController(t, "related-own", "related-own", false)
+	home, srcA, srcB := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	labelled := func(ns, name, value string) *unstructured.Unstructured {
+		return env.Create(t, ns, enginetest.Object(t, fmt.Sprintf(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: %s, labels: {beyond: %s}}
+data: {value: %q}`, name, home, value)))
+	}
+	a := labelled(srcA, "a", "1")
+	b := labelled(srcB, "b", "2")
+	labelled(home, "h", "3")
+	wide := bundle(t, home, "wide", "related-beyond", "wide")
+	env.Patch(t, wide, fmt.Sprintf(`{"spec":{"sourceLabels":{"beyond":%q}}}`, home))
+	narrow := bundle(t, home, "narrow", "related-beyond", "narrow")
+	env.Patch(t, narrow, fmt.Sprintf(`{"spec":{"sourceLabels":{"beyond":%q},"sourceNamespace":%q}}`, home, srcA))
+	own := bundle(t, home, "own", "related-own", "own")
+	env.Patch(t, own, fmt.Sprintf(`{"spec":{"sourceLabels":{"beyond":%q}}}`, home))
+
+	waitData(t, home, "wide-merged", srcA+".a", "1")
+	waitData(t, home, "wide-merged", srcB+".b", "2")
+	waitData(t, home, "wide-merged", home+".h", "3")
+	waitData(t, home, "narrow-merged", srcA+".a", "1")
+	waitData(t, home, "own-merged", "h", "3")
+	for _, c := range []struct{ name, key string }{{"narrow-merged", srcB + ".b"}, {"narrow-merged", home + ".h"}, {"own-merged", "a"}, {"own-merged", "b"}} {
+		waitData(t, home, c.name, c.key, "<absent>")
+	}
+	env.Patch(t, b, `{"data":{"value":"changed"}}`)
+	waitData(t, home, "wide-merged", srcB+".b", "changed")
+	env.Patch(t, a, `{"data":{"value":"changed"}}`)
+	waitData(t, home, "narrow-merged", srcA+".a", "changed")
+}
+
 // TestCustomizeFailureChangesNothing: a customize hook that throws writes nothing: neither the
 // child nor the parent's status.
 func TestCustomizeFailureChangesNothing(t *testing.T) {
