@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
@@ -138,7 +140,7 @@ func (a *asked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, error) {
 	for o := range out.Untouched {
 		owner[outputID(o)] = o.GetLabels()[MapKeyLabel]
 	}
-	var failed []string
+	var failed, deferred []string
 	var written []*job
 	for _, j := range jobs {
 		if j.err == nil && j.input != nil {
@@ -146,6 +148,17 @@ func (a *asked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, error) {
 			if j.err != nil {
 				out.Rejected = append(out.Rejected, reconcile.Rejection{Hook: "map", About: j.about, Err: j.err})
 			}
+		}
+		var later *hooks.RetryAfterError
+		if errors.As(j.err, &later) {
+			// The webhook said when to call again for this input: only its key waits, and the
+			// parent comes back then, not with backoff.
+			leave(out, j.group)
+			m := &memo{deferred: true, due: true, expires: now.Add(later.After)}
+			k.memos.set(uid, j.key, m)
+			due(m)
+			deferred = append(deferred, fmt.Sprintf("%s (%s): called again in %s", j.key, j.about, later.After))
+			continue
 		}
 		if j.err != nil {
 			leave(out, j.group)
@@ -179,7 +192,7 @@ func (a *asked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, error) {
 	out.Written = func(stored map[*unstructured.Unstructured]*unstructured.Unstructured) {
 		k.remember(uid, pfp, now, written, stored)
 	}
-	out.Status, out.Conditions = k.status(a.inputs, d.Observed, out), []map[string]any{mappedCondition(failed)}
+	out.Status, out.Conditions = k.status(a.inputs, d.Observed, out), []map[string]any{mappedCondition(failed, deferred)}
 	if !next.IsZero() {
 		out.ResyncAfter = max(next.Sub(now), time.Millisecond)
 	}

@@ -64,6 +64,9 @@ func TestMemoValid(t *testing.T) {
 		{"an output renamed", m, "7", "1/x", []*unstructured.Unstructured{object("a", "10"), object("c", "11")}, false},
 		{"expired", &memo{inputVersion: "7", parent: "1/x", outputs: m.outputs, expires: now}, "7", "1/x", outs, false},
 		{"not yet expired", &memo{inputVersion: "7", parent: "1/x", outputs: m.outputs, expires: now.Add(time.Second)}, "7", "1/x", outs, true},
+		// A Retry-After deferral withholds the call until it expires, whatever changed.
+		{"deferred, input changed", &memo{deferred: true, expires: now.Add(time.Second)}, "8", "2/x", outs[:1], true},
+		{"deferral over", &memo{deferred: true, expires: now}, "7", "1/x", outs, false},
 	} {
 		if got := tc.m.valid(tc.input, tc.parent, tc.outputs, now); got != tc.want {
 			t.Errorf("%s: valid = %v, want %v", tc.name, got, tc.want)
@@ -170,9 +173,16 @@ func TestStatus(t *testing.T) {
 	if ins := s["inputs"].(map[string]any)["configmaps"].(map[string]any); ins["total"] != int64(2) {
 		t.Fatalf("inputs = %v", ins)
 	}
-	cond := mappedCondition([]string{"k1 (ConfigMap ns/x): boom"})
+	cond := mappedCondition([]string{"k1 (ConfigMap ns/x): boom"}, nil)
 	if cond["type"] != MappedCondition || cond["status"] != "False" || !strings.Contains(cond["message"].(string), "k1 (ConfigMap ns/x): boom") {
 		t.Fatalf("condition = %v", cond)
+	}
+	deferred := []string{"k2 (ConfigMap ns/y): called again in 2s"}
+	if cond := mappedCondition(nil, deferred); cond["status"] != "False" || cond["reason"] != "MapDeferred" || cond["message"] != deferred[0] {
+		t.Fatalf("condition of a deferred input = %v", cond)
+	}
+	if cond := mappedCondition([]string{"k1: boom"}, deferred); cond["reason"] != "MapFailed" || cond["message"] != "k1: boom; "+deferred[0] {
+		t.Fatalf("condition of a failed and a deferred input = %v", cond)
 	}
 }
 

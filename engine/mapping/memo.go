@@ -27,6 +27,9 @@ type memo struct {
 	expires      time.Time         // zero: never
 	// due: the hook asked for this key to be called again at expires (resyncAfterSeconds).
 	due bool
+	// deferred: the webhook answered this key's call with Retry-After; the memo stands until
+	// expires whatever changes, so that the key is not called before, and then it is.
+	deferred bool
 }
 
 func newMemos() *memos { return &memos{m: map[types.UID]map[string]*memo{}} }
@@ -70,8 +73,11 @@ func (ms *memos) forget(parent types.UID) {
 }
 
 // valid reports whether m still stands for a call that would see inputVersion, parent and
-// outputs at now.
+// outputs at now; a deferred memo stands until it expires, whatever they are.
 func (m *memo) valid(inputVersion, parent string, outputs []*unstructured.Unstructured, now time.Time) bool {
+	if m != nil && m.deferred {
+		return now.Before(m.expires)
+	}
 	if m == nil || m.inputVersion != inputVersion || m.parent != parent || len(outputs) != len(m.outputs) {
 		return false
 	}

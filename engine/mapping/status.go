@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -67,13 +68,17 @@ func (k *kind) status(inputs []input, observed map[int][]*unstructured.Unstructu
 }
 
 // mappedCondition says whether every input's last map call succeeded, naming the map keys
-// that failed and why.
-func mappedCondition(failed []string) map[string]any {
+// that failed and why, and those a webhook's Retry-After deferred and until when (reason
+// MapDeferred when no call failed otherwise).
+func mappedCondition(failed, deferred []string) map[string]any {
 	cond := map[string]any{"type": MappedCondition, "status": string(metav1.ConditionTrue), "reason": "Mapped",
 		"message": "every input's last map call succeeded"}
-	if len(failed) > 0 {
+	if len(failed)+len(deferred) > 0 {
 		cond["status"], cond["reason"] = string(metav1.ConditionFalse), "MapFailed"
-		msg := strings.Join(failed, "; ")
+		if len(failed) == 0 {
+			cond["reason"] = "MapDeferred"
+		}
+		msg := strings.Join(slices.Concat(failed, deferred), "; ")
 		if len(msg) > 4096 {
 			msg = msg[:4093] + "..."
 		}
