@@ -6,10 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"metascript.dev/metascript/test/enginetest"
 )
@@ -20,8 +18,7 @@ import (
 // waits (Mapped=False, MapDeferred) with no HookFailed Warning; once the webhook answers, the
 // deferred input's output is written.
 func TestMapRetryAfterDefersOneInput(t *testing.T) {
-	var mu sync.Mutex
-	var busyCalls []time.Time
+	var busyCalls arrivals
 	var busy atomic.Bool
 	busy.Store(true)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -39,9 +36,7 @@ func TestMapRetryAfterDefersOneInput(t *testing.T) {
 			return
 		}
 		if req.Input.Metadata.Name == "busy" && busy.Load() {
-			mu.Lock()
-			busyCalls = append(busyCalls, time.Now())
-			mu.Unlock()
+			busyCalls.add()
 			w.Header().Set("Retry-After", "2")
 			http.Error(w, "slow down", http.StatusTooManyRequests)
 			return
@@ -62,19 +57,7 @@ func TestMapRetryAfterDefersOneInput(t *testing.T) {
 	env.Patch(t, calm, `{"data":{"value":"2"}}`)
 	waitCopy(t, ns, "p-calm-0", "2") // the parent is not held back by the deferred input
 
-	var arrived []time.Time
-	enginetest.Eventually(t, 3*wait, func() (bool, string) {
-		mu.Lock()
-		defer mu.Unlock()
-		arrived = append(arrived[:0], busyCalls...)
-		return len(arrived) >= 3, fmt.Sprintf("%d calls for the busy input", len(arrived))
-	})
-	// The first gap may be shorter: events of the parent's creation race the first call.
-	for i := 2; i < len(arrived); i++ {
-		if gap := arrived[i].Sub(arrived[i-1]); gap < 1900*time.Millisecond {
-			t.Fatalf("call %d for the busy input came %v after the one before: Retry-After: 2 was not honoured (calls at %v)", i+1, gap, arrived)
-		}
-	}
+	busyCalls.waitSpaced(t, 3, "for the busy input")
 	b := getBundle(t, ns, "p")
 	if reason, msg := conditionReason(b, "Mapped"), conditionMessage(b, "Mapped"); reason != "MapDeferred" || !strings.Contains(msg, "ConfigMap "+ns+"/busy") {
 		t.Fatalf("Mapped reason %q message %q: want MapDeferred naming the busy input", reason, msg)

@@ -18,15 +18,12 @@ import (
 // with a Normal HookBackoff Event and no HookFailed Warning; once the endpoint answers, it
 // converges.
 func TestWebhookRetryAfterDefersParent(t *testing.T) {
-	var mu sync.Mutex
-	var calls []time.Time // when each call arrived
+	var calls arrivals
 	var busy atomic.Bool
 	busy.Store(true)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if busy.Load() {
-			mu.Lock()
-			calls = append(calls, time.Now())
-			mu.Unlock()
+			calls.add()
 			w.Header().Set("Retry-After", "2")
 			http.Error(w, "slow down", http.StatusTooManyRequests)
 			return
@@ -37,23 +34,7 @@ func TestWebhookRetryAfterDefersParent(t *testing.T) {
 	controller(t, "webhook-retry.yaml", "WEBHOOK_URL", srv.URL)
 	ns := env.Namespace(t)
 	bundle(t, ns, "p", "webhook-retry", "p", "a=1")
-	// The failure backoff (5ms, doubling) would make a call every few milliseconds; under
-	// Retry-After, each call comes at least two seconds after the answer before it. The first
-	// gap may be shorter: an event of the parent (its creation racing the first call) calls
-	// it at once. Gaps only grow on a slow machine; 100ms less than two seconds leaves room
-	// for clock reading, nothing near the backoff's pace.
-	var arrived []time.Time
-	enginetest.Eventually(t, 3*wait, func() (bool, string) {
-		mu.Lock()
-		defer mu.Unlock()
-		arrived = append(arrived[:0], calls...)
-		return len(arrived) >= 4, fmt.Sprintf("%d calls", len(arrived))
-	})
-	for i := 2; i < len(arrived); i++ {
-		if gap := arrived[i].Sub(arrived[i-1]); gap < 1900*time.Millisecond {
-			t.Fatalf("call %d came %v after the one before: Retry-After: 2 was not honoured (calls at %v)", i+1, gap, arrived)
-		}
-	}
+	calls.waitSpaced(t, 4, "of the parent")
 	ev := env.Events(t, ns, "p")
 	if len(ev["HookFailed"]) > 0 {
 		t.Fatalf("HookFailed Warnings for a 429 with Retry-After: %v", ev["HookFailed"])
@@ -67,4 +48,37 @@ func TestWebhookRetryAfterDefersParent(t *testing.T) {
 		st, _ := getBundle(t, ns, "p").Object["status"].(map[string]any)
 		return st != nil, fmt.Sprintf("status %v", st)
 	})
+}
+
+// arrivals records when calls arrive; safe for concurrent use.
+type arrivals struct {
+	mu    sync.Mutex
+	times []time.Time
+}
+
+func (a *arrivals) add() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.times = append(a.times, time.Now())
+}
+
+// waitSpaced waits for n calls and fails the test unless, from the third on, each came at
+// least two seconds (Retry-After: 2) after the one before. The first gap may be shorter:
+// an event of the parent (its creation racing the first call) calls it at once. Gaps only
+// grow on a slow machine; 100ms less than two seconds leaves room for clock reading, nothing
+// near the failure backoff's pace (5ms, doubling).
+func (a *arrivals) waitSpaced(t *testing.T, n int, what string) {
+	t.Helper()
+	var arrived []time.Time
+	enginetest.Eventually(t, 3*wait, func() (bool, string) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		arrived = append(arrived[:0], a.times...)
+		return len(arrived) >= n, fmt.Sprintf("%d calls %s", len(arrived), what)
+	})
+	for i := 2; i < len(arrived); i++ {
+		if gap := arrived[i].Sub(arrived[i-1]); gap < 1900*time.Millisecond {
+			t.Fatalf("call %d %s came %v after the one before: Retry-After: 2 was not honoured (calls at %v)", i+1, what, gap, arrived)
+		}
+	}
 }
