@@ -41,7 +41,7 @@ func OwnerRef(parent *unstructured.Unstructured) metav1.OwnerReference {
 // desired's values below its top level, metadata and annotations (see normalizedCopy), so
 // neither may be changed there afterwards.
 func configuration(owner metav1.OwnerReference, desired *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
-	if owner.UID == "" || owner.APIVersion == "" || owner.Kind == "" || owner.Name == "" {
+	if !unowned(&owner) && (owner.UID == "" || owner.APIVersion == "" || owner.Kind == "" || owner.Name == "") {
 		return nil, "", fmt.Errorf("%w: owner reference needs apiVersion, kind, name and uid: %+v", ErrInvalid, owner)
 	}
 	obj, err := normalizedCopy(desired.Object)
@@ -57,8 +57,10 @@ func configuration(owner metav1.OwnerReference, desired *unstructured.Unstructur
 		delete(meta, f)
 	}
 
-	if err := setOwner(config, owner); err != nil {
-		return nil, "", err
+	if !unowned(&owner) {
+		if err := setOwner(config, owner); err != nil {
+			return nil, "", err
+		}
 	}
 
 	// The annotations map is this configuration's own copy (normalizedCopy), so the hash

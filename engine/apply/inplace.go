@@ -23,6 +23,9 @@ var metaCompared = append([]string{"ownerReferences", "annotations"}, serverFiel
 // the values have the shape JSON decoding gives, so that the configuration shares them
 // (normalizedCopy), configHash finds out as it reads them.
 func inPlace(owner *metav1.OwnerReference, desired map[string]any) (meta map[string]any, ok bool) {
+	if unowned(owner) {
+		return nil, false // rare (children beyond the parent's namespace): judged through configuration
+	}
 	if owner.UID == "" || owner.APIVersion == "" || owner.Kind == "" || owner.Name == "" {
 		return nil, false
 	}

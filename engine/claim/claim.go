@@ -16,7 +16,10 @@
 //	none (orphan)           yes                no                no               Adopt
 //
 // Before any of these rows, a child outside a namespaced parent's namespace is ignored: an
-// owner reference cannot cross namespaces, so such an object is never this parent's child.
+// owner reference cannot cross namespaces, so such an object is never this parent's child by
+// ControllerRef. A parent that claims beyond its namespace (Parent.Beyond) decides about such
+// a child by label instead: see label.go. An orphan carrying ParentUIDLabel is likewise
+// ignored by these rows: it is claimed by label, never adopted.
 //
 // A parent that several controllers share (the target of decorators), or whose children are
 // not chosen by a selector (the outputs of a MapController), claims by mark instead of by
@@ -91,6 +94,10 @@ type Parent struct {
 	Selector labels.Selector
 	// Mark, when set, makes the parent claim by mark: see the second table.
 	Mark *Mark
+	// Beyond, when set (a label mark naming the controller), makes a namespaced parent claim
+	// the children outside its namespace by label: those without a ControllerRef that carry
+	// ParentUIDLabel naming the parent and this mark (label.go).
+	Beyond *Mark
 }
 
 // Mark is the annotation, or label, that tells one controller's children of a parent apart.
@@ -173,7 +180,10 @@ func ChildOf(obj metav1.Object) Child {
 // Decide applies the tables in the package comment. It is a pure function, safe for
 // concurrent use.
 func Decide(parent Parent, child Child) Decision {
-	if parent.Namespace != "" && child.Namespace != parent.Namespace {
+	if Outside(parent.Namespace, child.Namespace) {
+		if parent.Beyond != nil {
+			return decideByLabel(parent, child)
+		}
 		return Ignore
 	}
 	controller, controlled := child.controller()
@@ -196,7 +206,7 @@ func Decide(parent Parent, child Child) Decision {
 			return Release
 		}
 	}
-	if !matches || parent.Deleting || child.Deleting {
+	if !matches || parent.Deleting || child.Deleting || child.labelled() {
 		return Ignore
 	}
 	return Adopt

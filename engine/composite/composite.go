@@ -100,9 +100,10 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		hookVersion: reconcile.HookVersion(b.Declared.Hooks["sync"]),
 		controller:  b.Object,
 	}
+	k.beyond = beyondMark(b, parent)
 	for i, res := range children {
 		field := fmt.Sprintf("spec.childResources[%d]", i)
-		if err := reconcile.CheckScope(field, res, "spec.parentResource", parent); err != nil {
+		if err := reconcile.CheckChildScope(field, res, "spec.parentResource", parent, b.Descriptor.Kind, b.Namespace); err != nil {
 			return nil, err
 		}
 		us := cc.Spec.ChildResources[i].UpdateStrategy
@@ -127,7 +128,11 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 				v1alpha1.ChildUpdateRollingInPlace:  v1alpha1.ChildUpdateInPlace,
 				v1alpha1.ChildUpdateRollingRecreate: v1alpha1.ChildUpdateRecreate}[method]
 		}
-		k.rules = append(k.rules, protocol.ChildRule{Resource: res, Method: method})
+		rule := protocol.ChildRule{Resource: res, Method: method, Beyond: k.beyond}
+		if b.Namespace != "" {
+			rule.Confined = b.Descriptor.Kind
+		}
+		k.rules = append(k.rules, rule)
 	}
 	watches := reconcile.Watches{ParentIndexes: index.RegisterParentIndexes, Orphans: k.orphanParents, Forget: k.forget}
 	if k.rolling != nil {
@@ -164,6 +169,7 @@ type kind struct {
 	hookVersion v1alpha1.HookVersion
 	selectors   *selector.Cache // parents' spec.selector, parsed once per resourceVersion
 	rolling     *rolling        // nil unless a child rule rolls
+	beyond      *claim.Mark     // the mark of children beyond a parent's namespace; nil when there can be none (beyond.go)
 }
 
 // roll sets up rolling updates for child rule i.
@@ -204,7 +210,9 @@ func (k *kind) Claimant(parent *unstructured.Unstructured) (claim.Parent, error)
 	if err != nil {
 		return claim.Parent{}, err
 	}
-	return claim.ParentOf(parent, sel), nil
+	p := claim.ParentOf(parent, sel)
+	p.Beyond = k.beyond
+	return p, nil
 }
 
 // forget drops what the kind keeps of a parent gone from the cache.

@@ -100,7 +100,8 @@ type syncResponse struct {
 
 // parseResponse validates a whole response before anything is written: every child's
 // apiVersion/kind is a declared child resource, it has a legal name, a legal namespace for
-// its scope, and labels matching the parent's selector; no child appears twice.
+// its scope, and labels matching the parent's selector (unless it is beyond the parent's
+// namespace, claimed by label); no child appears twice.
 func parseResponse(resp map[string]any, parent *unstructured.Unstructured, rules []protocol.ChildRule,
 	selector labels.Selector, extraLabels map[string]string) (*syncResponse, error) {
 	common, err := protocol.ParseCommon(resp, responseFields...)
@@ -108,9 +109,12 @@ func parseResponse(resp map[string]any, parent *unstructured.Unstructured, rules
 		return nil, err
 	}
 	children, err := protocol.Objects(resp, "children", parent, rules, "childResources", nil,
-		func(path string, _ int, child *unstructured.Unstructured) error {
+		func(path string, rule int, child *unstructured.Unstructured) error {
 			if len(extraLabels) > 0 {
 				protocol.SetStrings(child, "labels", extraLabels)
+			}
+			if rules[rule].Beyond != nil && claim.Outside(parent.GetNamespace(), child.GetNamespace()) {
+				return nil // claimed by label, not by selector
 			}
 			if !selector.Matches(claim.LabelsOf(child)) {
 				return protocol.Invalid(path+".metadata.labels", "%v do not match the parent's selector %q (the child would be orphaned at once)",

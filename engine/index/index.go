@@ -5,6 +5,9 @@
 //     children it owns in O(owned).
 //   - OrphanNamespace (children): the namespace of every object with no ControllerRef. A parent
 //     finds adoption candidates among the orphans of its namespace only.
+//   - ParentUID (children): the parent UID label (claim.ParentUIDLabel) of every object with
+//     no ControllerRef. A namespaced parent finds the children beyond its namespace, which it
+//     claims by label, and their events reach it, in O(labelled).
 //   - SelectorTerm (parents): one key per matchLabels pair of spec.selector, "<ns>/<k>=<v>",
 //     or "<ns>/*" for selectors without matchLabels. An orphan finds candidate parents by
 //     looking up one key per label it carries, plus "<ns>/*".
@@ -22,12 +25,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+
+	"metascript.dev/metascript/engine/claim"
 )
 
 // Index names.
 const (
 	ControllerUID   = "metascript/controller-uid"
 	OrphanNamespace = "metascript/orphan-namespace"
+	ParentUID       = "metascript/parent-uid"
 	SelectorTerm    = "metascript/selector-term"
 	UID             = "metascript/uid"
 	Label           = "metascript/label"
@@ -43,12 +49,15 @@ type Informer interface {
 	EnsureIndex(name string, fn cache.IndexFunc) error
 }
 
-// RegisterChildIndexes adds ControllerUID and OrphanNamespace to a child informer.
+// RegisterChildIndexes adds ControllerUID, OrphanNamespace and ParentUID to a child informer.
 func RegisterChildIndexes(inf Informer) error {
 	if err := inf.EnsureIndex(ControllerUID, controllerUID); err != nil {
 		return err
 	}
-	return inf.EnsureIndex(OrphanNamespace, orphanNamespace)
+	if err := inf.EnsureIndex(OrphanNamespace, orphanNamespace); err != nil {
+		return err
+	}
+	return inf.EnsureIndex(ParentUID, parentUID)
 }
 
 // RegisterParentIndexes adds SelectorTerm and UID to a parent informer.
@@ -134,6 +143,29 @@ func controllerUID(obj any) ([]string, error) {
 	}
 	if ref := ControllerRef(u); ref != nil {
 		return []string{string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
+// LabelledParent returns the UID the parent UID label of an object without a ControllerRef
+// names: the parent that claims it by label. ok is false for any other object.
+func LabelledParent(u *unstructured.Unstructured) (uid types.UID, ok bool) {
+	meta, _ := u.Object["metadata"].(map[string]any)
+	labels, _ := meta["labels"].(map[string]any)
+	v, _ := labels[claim.ParentUIDLabel].(string)
+	if v == "" || ControllerRef(u) != nil {
+		return "", false
+	}
+	return types.UID(v), true
+}
+
+func parentUID(obj any) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	if uid, ok := LabelledParent(u); ok {
+		return []string{string(uid)}, nil
 	}
 	return nil, nil
 }

@@ -16,8 +16,6 @@
 package mapping
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -141,15 +139,7 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 
 // MarkValue is the ControllerLabel value of a controller's outputs: its name, or when longer
 // than 63 characters a prefix of it and a hash, so that distinct names stay distinct.
-func MarkValue(name string) string {
-	const limit = 63
-	if len(name) <= limit {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	suffix := "-" + hex.EncodeToString(sum[:])[:16]
-	return name[:limit-len(suffix)] + suffix
-}
+func MarkValue(name string) string { return reconcile.LabelValue(name) }
 
 var (
 	_ reconcile.Kind  = (*kind)(nil)

@@ -8,6 +8,7 @@ package protocol
 
 import (
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/resources"
 )
 
@@ -17,4 +18,12 @@ import (
 type ChildRule struct {
 	resources.Resource
 	Method v1alpha1.ChildUpdateMethod
+	// Beyond, when set, lets the objects of the rule be beyond a namespaced parent's
+	// namespace (cluster-scoped, or in another namespace): Objects labels each such object
+	// with claim.ParentUIDLabel and this mark, which the parent claims it by (engine/claim).
+	// Unset, a namespaced object must be in the parent's namespace.
+	Beyond *claim.Mark
+	// Confined, when set, names the controller kind that confines the rule's objects to the
+	// parent's namespace (NamespacedCompositeController), for the refusal of another one.
+	Confined string
 }

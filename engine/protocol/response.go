@@ -123,6 +123,9 @@ func Objects(resp map[string]any, field string, parent *unstructured.Unstructure
 		if err != nil {
 			return nil, err
 		}
+		if err := labelBeyond(path, child, parent, rules[ri]); err != nil {
+			return nil, err
+		}
 		if mark != nil {
 			if err := stampMark(path, child, mark); err != nil {
 				return nil, err
@@ -237,8 +240,8 @@ func validateObject(path string, child, parent *unstructured.Unstructured, rules
 		return 0, Invalid(path+".metadata.namespace", "%s is cluster-scoped and takes no namespace", kind)
 	case rule.Namespaced && parent.GetNamespace() == "" && ns == "":
 		return 0, Invalid(path+".metadata.namespace", "required: the parent is cluster-scoped")
-	case rule.Namespaced && parent.GetNamespace() != "" && ns != "" && ns != parent.GetNamespace():
-		return 0, Invalid(path+".metadata.namespace", "%q differs from the parent's namespace %q", ns, parent.GetNamespace())
+	case rule.Namespaced && parent.GetNamespace() != "" && ns != "" && ns != parent.GetNamespace() && rule.Beyond == nil:
+		return 0, Invalid(path+".metadata.namespace", "%q differs from the parent's namespace %q%s", ns, parent.GetNamespace(), confinedBy(rule))
 	case rule.Namespaced && ns == "":
 		md["namespace"] = parent.GetNamespace()
 	}

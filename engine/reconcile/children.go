@@ -30,7 +30,8 @@ type pending struct {
 }
 
 // gather runs the decision table over the parent's controlled children (ControllerUID
-// index) and, when it adopts, the orphans of its namespace (OrphanNamespace index), and adds
+// index), when it adopts the orphans of its namespace (OrphanNamespace index), and when it
+// claims beyond its namespace the children labelled with its UID (ParentUID index), and adds
 // the children the engine wrote that the cache does not hold yet. It writes nothing.
 //
 // The written children are listed before the index is read: a child whose creation reaches
@@ -55,6 +56,10 @@ func (r *Runner) gatherRule(plan *claimPlan, i int, namespaced bool, idx cache.I
 		}
 		orphans, _ := idx.ByIndex(index.OrphanNamespace, orphanKey)
 		candidates = append(candidates, orphans...)
+	}
+	if p.Beyond != nil { // the children beyond its namespace, claimed by label
+		labelled, _ := idx.ByIndex(index.ParentUID, string(parent.GetUID()))
+		candidates = append(candidates, labelled...)
 	}
 	if n := len(candidates) + len(written); n > 0 {
 		plan.observed[i] = make([]*unstructured.Unstructured, 0, n)
@@ -222,7 +227,12 @@ func (r *Runner) planChildren(ctx context.Context, req Request, parent *unstruct
 	}
 	for n := range ops {
 		op := &ops[n]
-		op.err = apply.PlanInto(&op.step, r.applyResource(op.rule), owner, op.desired, op.observed, r.children[op.rule].Method)
+		obj := op.desired
+		if obj == nil {
+			obj = op.observed
+		}
+		op.err = apply.PlanInto(&op.step, r.applyResource(op.rule), ownerFor(parent, owner, obj.GetNamespace()), op.desired, op.observed,
+			r.children[op.rule].Method)
 	}
 	return ops, owned
 }
@@ -478,6 +488,9 @@ func (r *Runner) foreign(rule int, d *unstructured.Unstructured, claimant claim.
 	}
 	u := obj.(*unstructured.Unstructured)
 	ref := index.ControllerRef(u)
+	if ref == nil && claimant.Beyond != nil && claim.Outside(claimant.Namespace, u.GetNamespace()) {
+		return foreignBeyond(u, claimant.UID)
+	}
 	switch {
 	case ref != nil && ref.UID != claimant.UID:
 		return fmt.Sprintf("%s %s", ref.Kind, ref.Name)

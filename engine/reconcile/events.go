@@ -116,7 +116,8 @@ func onlyStatusChanged(old, cur any) bool {
 }
 
 // childHandler routes the events of child rule's objects: to the owner their ControllerRef
-// names, and an orphan's to the parents Watches.Orphans finds. The echo of the engine's own
+// names, a child beyond its parent's namespace's to the parent its label names (beyond.go),
+// and an orphan's to the parents Watches.Orphans finds. The echo of the engine's own
 // write (the cache reaching the version the write stored) starts no reconcile: the reconcile
 // that wrote already saw it (writtenOverlay). Nor do the adds of the handler's initial list:
 // every parent is enqueued by its own, and a child's events only ever reconcile parents.
@@ -143,6 +144,11 @@ func (r *Runner) childHandler(rule int) cache.ResourceEventHandler {
 			// just became an orphan.
 			if curRef != nil || oldRef != nil || !maps.Equal(o.GetLabels(), c.GetLabels()) {
 				is = r.childRequests(c)
+			} else {
+				is = r.labelledRequests(c) // a child beyond its parent's namespace: its parent only
+			}
+			if curRef == nil && oldRef == nil && !maps.Equal(o.GetLabels(), c.GetLabels()) {
+				was = r.labelledRequests(o) // the parent that claimed it by label, if it lost it
 			}
 			r.enqueue("child", was, is)
 		},
@@ -156,6 +162,8 @@ func (r *Runner) childHandler(rule int) cache.ResourceEventHandler {
 			var owner []Request
 			if ref := index.ControllerRef(u); ref != nil && owns(u) {
 				owner = r.ownerRequest(u, ref)
+			} else if owns(u) {
+				owner = r.labelledRequests(u) // a parent being deleted may wait for it to go
 			}
 			r.enqueue("child", r.overlay.deleted(rule, u), owner)
 		},
@@ -210,11 +218,14 @@ func (r *Runner) parentIndexers() []cache.Indexer {
 	return out
 }
 
-// childRequests is the owner of a controlled child, or the candidate parents of an orphan
-// that the controller selects.
+// childRequests is the owner of a controlled child, the parent of a child claimed by label,
+// or the candidate parents of an orphan that the controller selects.
 func (r *Runner) childRequests(u *unstructured.Unstructured) []Request {
 	if ref := index.ControllerRef(u); ref != nil {
 		return r.ownerRequest(u, ref)
+	}
+	if _, labelled := index.LabelledParent(u); labelled {
+		return r.labelledRequests(u) // claimed by label, adopted by none
 	}
 	if r.cfg.Watches.Orphans == nil || u.GetDeletionTimestamp() != nil {
 		return nil

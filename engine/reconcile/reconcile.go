@@ -69,12 +69,20 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	var errs writeErrors
 	var out *Outcome
 	var writes childWrites
+	var observed map[int][]*unstructured.Unstructured // the last round's, for cleanup
 	for round := 0; ; round++ {
 		plan := r.gather(parent, claimant)
+		observed = plan.observed
 		d := &Gathered{Parent: parent, Resource: req.Resource, Hook: hook, Finalizing: finalizing, Observed: plan.observed,
 			Inputs: r.inputIndexers(), Related: related}
-		next, err := r.decide(ctx, d)
-		if err == nil && round == 0 && candidate {
+		var next *Outcome
+		var err error
+		if st.cleanup {
+			next = r.cleanupOutcome(parent, plan.observed)
+		} else if next, err = r.decide(ctx, d); err == nil && finalizing {
+			r.dropCleaned(parent, next)
+		}
+		if err == nil && round == 0 && candidate && !st.cleanup {
 			err = r.checkDeletes(parent, plan.observed, next)
 		}
 		if err != nil {
@@ -93,8 +101,9 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 			if r.related != nil {
 				r.related.Bind(req, rules)
 			}
-			if !finalizing && st.wantFinalizer != st.hasFinalizer {
-				if err := r.patchFinalizers(ctx, req.Resource, parent, st.wantFinalizer); err != nil {
+			want := st.wantFinalizer || r.holdsForCleanup(parent, plan.observed, out)
+			if !finalizing && want != st.hasFinalizer {
+				if err := r.patchFinalizers(ctx, req.Resource, parent, want); err != nil {
 					return 0, err
 				}
 			}
@@ -124,7 +133,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	if stored != nil {
 		latest = stored
 	}
-	if finalizing && out.Finalized && errs.empty() {
+	if finalizing && out.Finalized && errs.empty() && !r.cleaned(parent, observed) {
 		if err := r.patchFinalizers(ctx, req.Resource, latest, false); err != nil {
 			errs.add(r.parents[req.Resource].Describe(parent), err)
 		}
@@ -148,17 +157,23 @@ type stage struct {
 	// proceeds, and the garbage collector removes the children of a deleted parent).
 	act, dropFinalizer bool
 	// hasFinalizer: the parent holds the controller's finalizer; wantFinalizer: it should
-	// while it is not finalizing (a finalize hook exists).
+	// while it is not finalizing (a finalize hook exists; a Cleaner's parent may want it for
+	// cleanup too, decided once its children are known).
 	hasFinalizer, wantFinalizer bool
 	finalizing                  bool
-	// hook is the hook to call: the kind's primary hook, or finalize while finalizing.
+	// cleanup: finalizing without a finalize hook, holding the finalizer for a Cleaner's
+	// children: no hook is called (cleanupOutcome).
+	cleanup bool
+	// hook is the hook to call: the kind's primary hook, or finalize while finalizing; none
+	// in cleanup.
 	hook string
 }
 
 // stageOf decides what a reconcile does with parent, an object of Config.Parents[res]: a
 // parent the controller does not select is left alone, unless it still holds the finalizer
 // of a kind that finalizes deselected parents (FinalizeDeselected); a parent being deleted
-// is finalized while it holds the finalizer and a finalize hook exists.
+// is finalized while it holds the finalizer and a finalize hook exists, and cleaned up
+// (Cleaner) while it holds the finalizer without one.
 func (r *Runner) stageOf(res int, parent *unstructured.Unstructured, prog *Program) stage {
 	selected := r.cfg.Kind.Selects(res, parent)
 	st := stage{hasFinalizer: slices.Contains(parent.GetFinalizers(), r.finalizer), wantFinalizer: prog.Hooks["finalize"] != nil,
@@ -168,12 +183,17 @@ func (r *Runner) stageOf(res int, parent *unstructured.Unstructured, prog *Progr
 	case r.removing.Load() != nil && !st.finalizing:
 		st.dropFinalizer = st.hasFinalizer // the controller is going: release, call nothing
 	case !selected && !st.finalizing:
+	case st.finalizing && st.hasFinalizer && !st.wantFinalizer && r.cleaner() != nil:
+		st.act, st.cleanup = true, true // delete the children the garbage collector cannot
 	case st.finalizing && (!st.wantFinalizer || !st.hasFinalizer):
 		st.dropFinalizer = st.hasFinalizer
 	default:
 		st.act = true
 	}
-	if st.finalizing {
+	switch {
+	case st.cleanup:
+		st.hook = ""
+	case st.finalizing:
 		st.hook = "finalize"
 	}
 	return st

@@ -16,6 +16,13 @@ import (
 // once Remove is called, the runner calls no hook but finalize, for the parents already
 // being deleted; every other parent only has the finalizer removed. A parent whose finalize
 // does not succeed within the grace period is released without it, with a Warning Event.
+//
+// Children the garbage collector does not delete (a Cleaner's, beyond the parent's namespace)
+// are deleted by the engine for the parents already being deleted, as ever, within that
+// grace. The other parents keep theirs: the finalizer goes, the children keep the labels they
+// are claimed by, and a controller re-created under the same name claims them again (and
+// takes the finalizer back). Once their parent is deleted without the controller, they are
+// left in place, unowned: delete them by the label claim.ParentUIDLabel.
 
 // removal is when Remove was called and how long finalize may take from then.
 type removal struct {

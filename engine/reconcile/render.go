@@ -206,9 +206,13 @@ func (r *Runner) Render(ctx context.Context, res int, parent *unstructured.Unstr
 	plan := r.gather(parent, claimant)
 	d := &Gathered{Parent: parent, Resource: res, Hook: st.hook, Finalizing: st.finalizing, Observed: plan.observed,
 		Inputs: r.inputIndexers(), Related: relatedMap}
-	decision, err := r.decide(ctx, d)
-	if err != nil {
+	var decision *Outcome
+	if st.cleanup {
+		decision = r.cleanupOutcome(parent, plan.observed)
+	} else if decision, err = r.decide(ctx, d); err != nil {
 		return nil, asHookError(st.hook, err)
+	} else if st.finalizing {
+		r.dropCleaned(parent, decision)
 	}
 	for _, a := range plan.adopt {
 		out.Adopt = append(out.Adopt, Claimed{Resource: r.children[a.rule].Resource, Object: a.obj})
@@ -240,9 +244,9 @@ func (r *Runner) Render(ctx context.Context, res int, parent *unstructured.Unstr
 		}
 	}
 	switch {
-	case !st.finalizing && st.wantFinalizer != st.hasFinalizer:
-		out.setFinalizer(r.finalizer, st.wantFinalizer)
-	case st.finalizing && decision.Finalized:
+	case !st.finalizing && (st.wantFinalizer || r.holdsForCleanup(parent, plan.observed, decision)) != st.hasFinalizer:
+		out.setFinalizer(r.finalizer, !st.hasFinalizer)
+	case st.finalizing && decision.Finalized && !r.cleaned(parent, plan.observed):
 		out.setFinalizer(r.finalizer, false)
 	}
 	return out, nil

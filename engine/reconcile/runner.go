@@ -403,7 +403,8 @@ func (r *Runner) ShardCounts() (owned, children int) {
 		uid := string(obj.(*unstructured.Unstructured).GetUID())
 		for _, idx := range childCaches {
 			keys, _ := idx.IndexKeys(index.ControllerUID, uid)
-			children += len(keys)
+			labelled, _ := idx.IndexKeys(index.ParentUID, uid) // children beyond its namespace
+			children += len(keys) + len(labelled)
 		}
 	}
 	return owned, children
