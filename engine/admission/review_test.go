@@ -171,7 +171,7 @@ func TestRefused(t *testing.T) {
 			want:   []string{"unknown field spec.hooks.sync.starlark.sourc"},
 			fields: []string{""}},
 		{file: "cluster-scoped-child.yaml", discovery: true,
-			want:   []string{"spec.childResources[0]: namespaces is cluster-scoped but the parent resource bundles (spec.parentResource) is namespaced"},
+			want:   []string{"spec.childResources[0]: namespaces is cluster-scoped and the parent resource bundles (spec.parentResource) is namespaced: a NamespacedCompositeController is confined to its namespace"},
 			fields: []string{"spec.childResources[0]"}},
 	}
 	for _, tt := range tests {

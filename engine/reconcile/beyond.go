@@ -3,9 +3,8 @@ package reconcile
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"maps"
-
 	"fmt"
+	"maps"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
