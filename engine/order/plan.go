@@ -116,9 +116,12 @@ func AfterOf(obj *unstructured.Unstructured) []Key {
 	return out
 }
 
-// Carries reports whether obj records an order (AfterAnnotation).
+// Carries reports whether obj records an order (AfterAnnotation). It reads the annotations
+// in place: it runs over every child of every reconcile.
 func Carries(obj *unstructured.Unstructured) bool {
-	_, ok := obj.GetAnnotations()[AfterAnnotation]
+	meta, _ := obj.Object["metadata"].(map[string]any)
+	annotations, _ := meta["annotations"].(map[string]any)
+	_, ok := annotations[AfterAnnotation]
 	return ok
 }
 
