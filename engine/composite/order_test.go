@@ -19,7 +19,9 @@ func chain(finalized bool, names ...string) map[string]any {
 	for _, n := range names {
 		children = append(children, cm(n, nil))
 	}
-	key := func(n string) map[string]any { return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": n} }
+	key := func(n string) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": n}
+	}
 	resp := map[string]any{"children": children}
 	if len(names) == 3 {
 		resp["order"] = []any{
@@ -58,7 +60,7 @@ func TestDecideInOrder(t *testing.T) {
 		resp       map[string]any
 		observed   []*unstructured.Unstructured
 		finalizing bool
-		wasWaiting bool // the parent carries ChildrenWaiting=True
+		wasWaiting bool     // the parent carries ChildrenWaiting=True
 		write      []string // names of the children written, in order
 		untouched  []string // names kept from deletion
 		finalized  bool
@@ -139,7 +141,9 @@ func TestDecideInOrder(t *testing.T) {
 func TestDecideRefusesACycle(t *testing.T) {
 	k := &kind{rules: []protocol.ChildRule{configMaps}, generate: true}
 	resp := chain(false, "a", "b", "c")
-	key := func(n string) map[string]any { return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": n} }
+	key := func(n string) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": n}
+	}
 	resp["order"] = append(resp["order"].([]any), map[string]any{"child": key("a"), "after": []any{map[string]any{"child": key("c")}}})
 	d := &reconcile.Gathered{Parent: parentIn("ns"), Hook: "sync", Observed: map[int][]*unstructured.Unstructured{}}
 	_, err := (&syncAsked{k: k, d: d}).Decide([]reconcile.Answer{{Response: resp}})
