@@ -74,6 +74,14 @@ declare namespace metascript {
     finalized?: boolean | null;
     /** Events are at most 10 Events to record on the parent. */
     events?: Event[] | null;
+    /**
+     * Order says which children wait for others to be ready before they are created: each
+     * child it names is created only once every child it waits for is observed and passes
+     * its readiness rule; the rest proceed at once. A child that exists is written as usual.
+     * Children leave in reverse: one is deleted only once no child that waits for it remains.
+     * A key naming no child of this answer, or a cycle, makes the answer invalid.
+     */
+    order?: OrderEntry[] | null;
   }
 
   /**
@@ -262,6 +270,14 @@ declare namespace metascript {
     message: string;
   }
 
+  /** OrderEntry is one child of the answer and the children it waits for. */
+  interface OrderEntry {
+    /** Child names a child of the answer. */
+    child: ChildKey;
+    /** After are the children it waits for, each with when it counts as ready. */
+    after: Dependency[];
+  }
+
   /**
    * RelatedRule selects related objects of one resource: by names, by labelSelector, or,
    * with neither, every object (of namespace, when given).
@@ -323,6 +339,29 @@ declare namespace metascript {
   }
 
   /**
+   * ChildKey names a child of the answer by apiVersion (any version of its group), kind and
+   * name; namespace defaults to the parent's, and is left out for a cluster-scoped child.
+   */
+  interface ChildKey {
+    /** APIVersion is the child's group and version: "v1", "apps/v1". */
+    apiVersion: string;
+    /** Kind is the child's kind: "ConfigMap". */
+    kind: string;
+    /** Name is the child's name. */
+    name: string;
+    /** Namespace is the child's namespace; default the parent's. */
+    namespace?: string;
+  }
+
+  /** Dependency is one child another waits for. */
+  interface Dependency {
+    /** Child names a child of the answer. */
+    child: ChildKey;
+    /** Ready says when the child counts as ready; absent, once it exists. */
+    ready?: ReadyRule;
+  }
+
+  /**
    * LabelSelector selects objects by their labels, as Kubernetes' own selectors do: an
    * object matches when it matches every label and every expression. {} selects everything.
    */
@@ -349,6 +388,19 @@ declare namespace metascript {
     blockOwnerDeletion?: boolean;
   }
 
+  /** ReadyRule says when a child counts as ready: conditions, or path and value. */
+  interface ReadyRule {
+    /**
+     * Conditions must each be present in the child's status.conditions, with the status and
+     * reason given (as a rolling rule's statusChecks).
+     */
+    conditions?: ConditionCheck[];
+    /** Path is a dotted field path of the child, such as status.phase. Not with conditions. */
+    path?: string;
+    /** Value is what the field at path must hold, compared as JSON values (1 equals 1.0). */
+    value?: any;
+  }
+
   /** LabelSelectorRequirement is one requirement of a LabelSelector. */
   interface LabelSelectorRequirement {
     /** Key is the label's key. */
@@ -357,6 +409,19 @@ declare namespace metascript {
     operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
     /** Values are the values In and NotIn compare with; empty for Exists and DoesNotExist. */
     values?: string[];
+  }
+
+  /**
+   * ConditionCheck requires a status condition of the given type, and when set its status
+   * and reason.
+   */
+  interface ConditionCheck {
+    /** Type is the condition's type: "Ready". */
+    type: string;
+    /** Status, when set, is the status it must have: "True". */
+    status?: string;
+    /** Reason, when set, is the reason it must have. */
+    reason?: string;
   }
 
   /** The stdlib modules, each a global of its name and require(name). */

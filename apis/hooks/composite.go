@@ -30,6 +30,63 @@ type CompositeResponse struct {
 	Finalized bool `json:"finalized,omitempty" ts:"null"`
 	// Events are at most 10 Events to record on the parent.
 	Events []Event `json:"events,omitempty" ts:"null"`
+	// Order says which children wait for others to be ready before they are created: each
+	// child it names is created only once every child it waits for is observed and passes
+	// its readiness rule; the rest proceed at once. A child that exists is written as usual.
+	// Children leave in reverse: one is deleted only once no child that waits for it remains.
+	// A key naming no child of this answer, or a cycle, makes the answer invalid.
+	Order []OrderEntry `json:"order,omitempty" ts:"null"`
+}
+
+// OrderEntry is one child of the answer and the children it waits for.
+type OrderEntry struct {
+	// Child names a child of the answer.
+	Child ChildKey `json:"child"`
+	// After are the children it waits for, each with when it counts as ready.
+	After []Dependency `json:"after"`
+}
+
+// ChildKey names a child of the answer by apiVersion (any version of its group), kind and
+// name; namespace defaults to the parent's, and is left out for a cluster-scoped child.
+type ChildKey struct {
+	// APIVersion is the child's group and version: "v1", "apps/v1".
+	APIVersion string `json:"apiVersion"`
+	// Kind is the child's kind: "ConfigMap".
+	Kind string `json:"kind"`
+	// Name is the child's name.
+	Name string `json:"name"`
+	// Namespace is the child's namespace; default the parent's.
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Dependency is one child another waits for.
+type Dependency struct {
+	// Child names a child of the answer.
+	Child ChildKey `json:"child"`
+	// Ready says when the child counts as ready; absent, once it exists.
+	Ready *ReadyRule `json:"ready,omitempty"`
+}
+
+// ReadyRule says when a child counts as ready: conditions, or path and value.
+type ReadyRule struct {
+	// Conditions must each be present in the child's status.conditions, with the status and
+	// reason given (as a rolling rule's statusChecks).
+	Conditions []ConditionCheck `json:"conditions,omitempty"`
+	// Path is a dotted field path of the child, such as status.phase. Not with conditions.
+	Path string `json:"path,omitempty"`
+	// Value is what the field at path must hold, compared as JSON values (1 equals 1.0).
+	Value any `json:"value,omitempty"`
+}
+
+// ConditionCheck requires a status condition of the given type, and when set its status
+// and reason.
+type ConditionCheck struct {
+	// Type is the condition's type: "Ready".
+	Type string `json:"type"`
+	// Status, when set, is the status it must have: "True".
+	Status string `json:"status,omitempty"`
+	// Reason, when set, is the reason it must have.
+	Reason string `json:"reason,omitempty"`
 }
 
 // CustomizeRequest is the request of the customize hook of a CompositeController or a

@@ -59,6 +59,8 @@ func TestRender(t *testing.T) {
 			args: []string{"-f", td + "events.yaml", "--parent", td + "events.yaml", now}},
 		renderCase{name: "a hook that never settles", golden: "churn",
 			args: []string{"-f", td + "churn.yaml", "--parent", td + "churn.yaml", "--until-stable", "--max-rounds", "4", now}},
+		renderCase{name: "children in dependency order, until stable", golden: "order-stable",
+			args: []string{"-f", td + "order.yaml", "--parent", td + "order.yaml", "--until-stable", now}},
 		renderCase{name: "composite adopting an orphan", golden: "bundle-adopt",
 			args: append(bundle, "--parent", td+"bundle.yaml", "--observed", td+"bundle-orphan.yaml")},
 		renderCase{name: "the hook fails", golden: "bad-hook-fails", args: append(bundle, "--parent", td+"bundle-no-items.yaml")},

@@ -6,6 +6,7 @@ import (
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/claim"
+	"metascript.dev/metascript/engine/order"
 	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
@@ -35,8 +36,10 @@ func (a *syncAsked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, erro
 	if err != nil {
 		return nil, err
 	}
-	return &reconcile.Outcome{Children: parsed.children, Status: parsed.Status, ResyncAfter: parsed.ResyncAfter,
-		Finalized: parsed.Finalized, Events: parsed.Events}, nil
+	out := &reconcile.Outcome{Children: parsed.children, Status: parsed.Status, ResyncAfter: parsed.ResyncAfter,
+		Finalized: parsed.Finalized, Events: parsed.Events}
+	a.k.applyOrder(a.d, parsed.order, out)
+	return out, nil
 }
 
 // call is the hook call d names for the parent seen as p (d.Parent, or d.Parent as it was
@@ -88,7 +91,7 @@ func syncRequest(controller map[string]any, parent *unstructured.Unstructured, r
 // and response.
 var (
 	requestFields  = []string{"controller", "parent", "children", "related", "finalizing"}
-	responseFields = []string{"status", "children", "resyncAfterSeconds", "finalized", "events"}
+	responseFields = []string{"status", "children", "resyncAfterSeconds", "finalized", "events", order.Field}
 )
 
 // syncResponse is a validated hook response.
@@ -96,12 +99,15 @@ type syncResponse struct {
 	protocol.Common
 	// children are the desired children with namespace defaulted, grouped by rule index.
 	children map[int][]*unstructured.Unstructured
+	// order is what children wait for; nil when the answer gives no order.
+	order *order.Graph
 }
 
 // parseResponse validates a whole response before anything is written: every child's
 // apiVersion/kind is a declared child resource, it has a legal name, a legal namespace for
 // its scope, and labels matching the parent's selector (unless it is beyond the parent's
-// namespace, claimed by label); no child appears twice.
+// namespace, claimed by label); no child appears twice; the order, when given, names
+// children of the answer and has no cycle (order.Parse).
 func parseResponse(resp map[string]any, parent *unstructured.Unstructured, rules []protocol.ChildRule,
 	selector labels.Selector, extraLabels map[string]string) (*syncResponse, error) {
 	common, err := protocol.ParseCommon(resp, responseFields...)
@@ -125,5 +131,15 @@ func parseResponse(resp map[string]any, parent *unstructured.Unstructured, rules
 	if err != nil {
 		return nil, err
 	}
-	return &syncResponse{Common: common, children: children}, nil
+	var g *order.Graph
+	if resp[order.Field] != nil {
+		var all []*unstructured.Unstructured
+		for _, list := range children {
+			all = append(all, list...)
+		}
+		if g, err = order.Parse(resp, all, parent.GetNamespace()); err != nil {
+			return nil, err
+		}
+	}
+	return &syncResponse{Common: common, children: children, order: g}, nil
 }

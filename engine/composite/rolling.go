@@ -12,6 +12,7 @@ import (
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/index"
+	"metascript.dev/metascript/engine/order"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/revision"
 )
@@ -141,6 +142,7 @@ func (a *rollingAsked) Decide(answers []reconcile.Answer) (*reconcile.Outcome, e
 		cond["message"] = fmt.Sprintf("%s; %d child(ren) the hook no longer returns wait for removal, one at a time once every child is ready", cond["message"], held)
 	}
 	out.Status, out.Conditions = newest.Status, []map[string]any{cond}
+	k.applyOrder(a.d, newest.order, out)
 	return out, nil
 }
 
@@ -215,18 +217,7 @@ func rolloutCondition(latest string, s revision.Step) map[string]any {
 
 // passes checks an existing child against its rule's status checks.
 func passes(obj *unstructured.Unstructured, checks []v1alpha1.StatusConditionCheck) (bool, string) {
-	for _, want := range checks {
-		got := reconcile.FindCondition(obj, want.Type)
-		switch {
-		case got == nil:
-			return false, fmt.Sprintf("it has no condition %s", want.Type)
-		case want.Status != nil && got["status"] != *want.Status:
-			return false, fmt.Sprintf("condition %s is %v (want %s)", want.Type, got["status"], *want.Status)
-		case want.Reason != nil && got["reason"] != *want.Reason:
-			return false, fmt.Sprintf("condition %s has reason %v (want %s)", want.Type, got["reason"], *want.Reason)
-		}
-	}
-	return true, ""
+	return order.PassesChecks(obj, checks)
 }
 
 // revisionBase is what a parent's revision names start with: its name, and for a cluster-scoped

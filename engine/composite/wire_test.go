@@ -58,10 +58,20 @@ func TestRequestIsTheWireType(t *testing.T) {
 func TestWireTypeResponseIsAccepted(t *testing.T) {
 	resp := map[string]any{
 		"status":             map[string]any{"ready": true},
-		"children":           []any{cm("a", nil), cm("b", map[string]any{"namespace": "ns", "annotations": map[string]any{"k": "v"}})},
+		"children":           []any{cm("a", nil), cm("b", map[string]any{"namespace": "ns", "annotations": map[string]any{"k": "v"}}), cm("c", nil)},
 		"resyncAfterSeconds": 1.5,
 		"finalized":          true,
 		"events":             []any{map[string]any{"type": "Warning", "reason": "QuotaLow", "message": "raise it"}},
+		"order": []any{map[string]any{"child": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "b", "namespace": "ns"},
+			"after": []any{
+				map[string]any{"child": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "a"}},
+				map[string]any{"child": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "c"},
+					"ready": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Up"}}}},
+			}},
+			map[string]any{"child": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "c"}, "after": []any{
+				map[string]any{"child": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "a"},
+					"ready": map[string]any{"path": "data.phase", "value": "Active"}}}},
+		},
 	}
 	if err := hooks.Conforms(resp, &hooks.CompositeResponse{}); err != nil {
 		t.Fatal(err)

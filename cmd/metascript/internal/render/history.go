@@ -10,21 +10,43 @@ import (
 )
 
 // History is what the renderings of a run wrote, round after round: the objects as last
-// written, and the claims changed, by RESOURCE KEY (entryKey), in the order they first
-// changed.
+// written, the claims changed, and the round each child was created in, by RESOURCE KEY
+// (entryKey), in the order they first changed.
 type History struct {
 	written map[string]*unstructured.Unstructured
 	claims  map[string]string // "adopt" or "release"
 	order   []string
+	// created holds the round (from 1) each created child was created in; rounds counts
+	// the renderings recorded.
+	created map[string]int
+	rounds  int
 }
 
 // NewHistory returns an empty History.
 func NewHistory() *History {
-	return &History{written: map[string]*unstructured.Unstructured{}, claims: map[string]string{}}
+	return &History{written: map[string]*unstructured.Unstructured{}, claims: map[string]string{}, created: map[string]int{}}
 }
 
-// Record adds what r wrote.
+// waves reports whether the children of keep (those the output shows created) were created
+// in more than one round: in dependency order (a hook's order), and their create documents
+// then say their wave.
+func (h *History) waves(keep func(k string) bool) bool {
+	first := 0
+	for k, round := range h.created {
+		if !keep(k) {
+			continue
+		}
+		if first != 0 && round != first {
+			return true
+		}
+		first = round
+	}
+	return false
+}
+
+// Record adds what r wrote, as the next round.
 func (h *History) Record(r *reconcile.Rendering) {
+	h.rounds++
 	for _, c := range r.Adopt {
 		h.claim(entryKey(c.Resource.GVR, c.Object), "adopt")
 	}
@@ -38,6 +60,9 @@ func (h *History) Record(r *reconcile.Rendering) {
 		case apply.Created, apply.Updated:
 			h.note(k)
 			h.written[k] = w.Object
+			if w.Action == apply.Created {
+				h.created[k] = h.rounds
+			}
 		case apply.Deleted:
 			deleted = append(deleted, k)
 		}

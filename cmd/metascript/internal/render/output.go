@@ -36,6 +36,16 @@ type Change struct {
 	Before, After    *unstructured.Unstructured
 }
 
+// field is the value of the field of c named name; nil when there is none.
+func (c Change) field(name string) any {
+	for _, f := range c.Fields {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	return nil
+}
+
 // Field is one field of a Change.
 type Field struct {
 	Name  string
@@ -48,12 +58,14 @@ func entryKey(gvr schema.GroupVersionResource, u *unstructured.Unstructured) str
 }
 
 // Changes lists the documents of r: the children adopted or released, and created, updated
-// or deleted, from the first state to the last, in the order they first changed; the parent's
+// or deleted, from the first state to the last, in the order they first changed (a create
+// says its wave, the round it was created in, when children were created in several); the parent's
 // changed fields; then what the last rendering skipped or could not write, the related
 // objects it read and when it asked to be called again.
 func Changes(r *Result) []Change {
 	var out []Change
 	before, after := r.Before.all(), r.After.all()
+	waves := r.History.waves(func(k string) bool { return before[k].obj == nil && after[k].obj != nil })
 	for _, k := range r.History.order {
 		b, a := before[k], after[k]
 		var obj *unstructured.Unstructured
@@ -73,7 +85,10 @@ func Changes(r *Result) []Change {
 		switch {
 		case b.obj == nil:
 			c.Render, c.Before = "create", nil
-			c.Fields = []Field{{"object", r.History.written[k].Object}}
+			if waves {
+				c.Fields = []Field{{"wave", r.History.created[k]}}
+			}
+			c.Fields = append(c.Fields, Field{"object", r.History.written[k].Object})
 		case a.obj == nil:
 			c.Render = "delete"
 			c.Fields = []Field{{"object", identity(b.obj)}}
@@ -192,7 +207,7 @@ func WriteDiff(w io.Writer, changes []Change) error {
 			after, to = objectYAML(c.After), "rendered/"+c.Resource
 		}
 		if c.Render == "create" {
-			after = objectYAML(c.Fields[0].Value.(map[string]any))
+			after = objectYAML(c.field("object").(map[string]any))
 		}
 		b.WriteString(unifiedDiff(from, to, before, after))
 	}
