@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"metascript.dev/metascript/engine/claim"
+	"metascript.dev/metascript/engine/order"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
 )
@@ -34,9 +35,19 @@ func beyondMark(b *reconcile.Built, parent resources.Resource) *claim.Mark {
 }
 
 // Cleans implements reconcile.Cleaner: the engine deletes a parent's children beyond its
-// namespace itself, as the garbage collector cannot.
+// namespace itself, as the garbage collector cannot, and the children that wait for others
+// (order.Carries), so that they go before what they wait for: the garbage collector, which
+// deletes the rest once the parent is gone, keeps no order.
 func (k *kind) Cleans(parent *unstructured.Unstructured, _ int, child *unstructured.Unstructured) bool {
-	return k.beyond != nil && claim.Outside(parent.GetNamespace(), child.GetNamespace())
+	return k.beyond != nil && claim.Outside(parent.GetNamespace(), child.GetNamespace()) || order.Carries(child)
+}
+
+// Teardown implements reconcile.Cleaner: while a parent without a finalize hook is deleted,
+// a child that another still waits for is kept until that one is gone (applyOrder).
+func (k *kind) Teardown(d *reconcile.Gathered, out *reconcile.Outcome) {
+	if order.Carried(d.Observed) {
+		k.applyOrder(d, nil, out)
+	}
 }
 
 var _ reconcile.Cleaner = (*kind)(nil)

@@ -44,6 +44,11 @@ type Cleaner interface {
 	// child rule rule, itself before parent goes. It is called for every child of every
 	// parent the skeleton decides about and must be cheap.
 	Cleans(parent *unstructured.Unstructured, rule int, child *unstructured.Unstructured) bool
+	// Teardown adjusts out, the cleanup outcome of d.Parent (the cleaned children not
+	// desired, the others untouched, Finalized), to the order in which its children must
+	// go: a child it keeps for now is marked Untouched, and Finalized is cleared while any
+	// is kept. It may add conditions (out.Status then holds the parent's status).
+	Teardown(d *Gathered, out *Outcome)
 }
 
 // CheckChildScope refuses a cluster-scoped child resource (field) of a namespaced parent
@@ -96,18 +101,22 @@ func (r *Runner) holdsForCleanup(parent *unstructured.Unstructured, observed map
 	return r.cleaned(parent, observed) || r.cleaned(parent, out.Children)
 }
 
-// cleanupOutcome is the outcome of a parent being deleted without a finalize hook: no hook
-// call, no cleaned child desired, every other observed child untouched, no parent write;
-// Finalized lets the finalizer go once no cleaned child remains.
-func (r *Runner) cleanupOutcome(parent *unstructured.Unstructured, observed map[int][]*unstructured.Unstructured) *Outcome {
+// cleanupOutcome is the outcome of a parent being deleted without a finalize hook (d has
+// no hook to call): no cleaned child desired, every other observed child untouched, in the
+// order the kind's Teardown keeps; Finalized lets the finalizer go once no cleaned child
+// remains.
+func (r *Runner) cleanupOutcome(d *Gathered) *Outcome {
 	out := &Outcome{Untouched: map[*unstructured.Unstructured]bool{}, Finalized: true}
 	c := r.cleaner()
-	for rule, objs := range observed {
+	for rule, objs := range d.Observed {
 		for _, o := range objs {
-			if c == nil || !c.Cleans(parent, rule, o) {
+			if c == nil || !c.Cleans(d.Parent, rule, o) {
 				out.Untouched[o] = true
 			}
 		}
+	}
+	if c != nil {
+		c.Teardown(d, out)
 	}
 	return out
 }

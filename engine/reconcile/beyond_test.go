@@ -32,6 +32,7 @@ func (beyondKind) Ask(*Gathered) (Asked, error) { return nil, nil }
 func (beyondKind) Cleans(parent *unstructured.Unstructured, _ int, child *unstructured.Unstructured) bool {
 	return claim.Outside(parent.GetNamespace(), child.GetNamespace())
 }
+func (beyondKind) Teardown(*Gathered, *Outcome) {}
 
 func labelledChild(ns, name string, lbls map[string]string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
@@ -95,7 +96,7 @@ func TestGatherBeyond(t *testing.T) {
 		t.Error("holdsForCleanup = false before the first child beyond the namespace is written")
 	}
 	observed := map[int][]*unstructured.Unstructured{0: append(plan.observed[0], home)}
-	out := r.cleanupOutcome(parent, observed)
+	out := r.cleanupOutcome(&Gathered{Parent: parent, Observed: observed})
 	if !out.Finalized || len(out.Children) != 0 || len(out.Untouched) != 1 || !out.Untouched[home] {
 		t.Errorf("cleanupOutcome = %+v, want finalized, no child desired, the home child untouched", out)
 	}

@@ -78,7 +78,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		var next *Outcome
 		var err error
 		if st.cleanup {
-			next = r.cleanupOutcome(parent, plan.observed)
+			next = r.cleanupOutcome(d)
 		} else if next, err = r.decide(ctx, d); err == nil && finalizing {
 			r.dropCleaned(parent, next)
 		}

@@ -208,7 +208,7 @@ func (r *Runner) Render(ctx context.Context, res int, parent *unstructured.Unstr
 		Inputs: r.inputIndexers(), Related: relatedMap}
 	var decision *Outcome
 	if st.cleanup {
-		decision = r.cleanupOutcome(parent, plan.observed)
+		decision = r.cleanupOutcome(d)
 	} else if decision, err = r.decide(ctx, d); err != nil {
 		return nil, asHookError(st.hook, err)
 	} else if st.finalizing {

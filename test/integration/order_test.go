@@ -14,6 +14,9 @@ import (
 	"metascript.dev/metascript/test/enginetest"
 )
 
+// finalizeHook is testdata/order.yaml's finalize hook.
+const finalizeHook = "finalize: {starlark: {function: finalize}}"
+
 // holdFinalizer keeps a child the test wants to see being deleted, but not gone.
 const holdFinalizer = "test.metascript.dev/hold"
 
@@ -89,17 +92,17 @@ func waitWaiting(t *testing.T, ns, bundle, status string, parts ...string) {
 
 // createInOrder creates bundle name and brings it to all three children, checking the
 // waves on the way.
-func createInOrder(t *testing.T, ns, name string) *unstructured.Unstructured {
+func createInOrder(t *testing.T, ctl, ns, name string) *unstructured.Unstructured {
 	t.Helper()
 	b := env.Create(t, ns, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": bundleAPI, "kind": "Bundle",
-		"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{"suite": "order"}},
+		"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{"suite": ctl}},
 		"spec":     map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": name}}},
 	}})
 	// base, then mid once base exists; top waits for mid to be Ready.
 	waitStates(t, ns, name, "present", "present", "absent")
 	waitWaiting(t, ns, name, "True", fmt.Sprintf("ConfigMap %s/%s-top waits for Copy %s/%s-mid (it has no condition Ready)", ns, name, ns, name))
-	waitIdle(t, "compositecontroller/order")
+	waitIdle(t, "compositecontroller/"+ctl)
 	if state(orderChild(t, ns, name, "top")) != "absent" {
 		t.Fatal("top was created before mid was Ready")
 	}
@@ -116,20 +119,20 @@ func createInOrder(t *testing.T, ns, name string) *unstructured.Unstructured {
 // tearDownInReverse holds top and mid with a finalizer of the test, runs remove (which makes
 // the engine delete every child), and checks that each child is deleted only once the one
 // that waits for it is gone.
-func tearDownInReverse(t *testing.T, ns, name string, remove func()) {
+func tearDownInReverse(t *testing.T, ctl, ns, name string, remove func()) {
 	t.Helper()
 	setHold(t, ns, name, "top", true)
 	setHold(t, ns, name, "mid", true)
 	remove()
 	waitStates(t, ns, name, "present", "present", "deleting")
 	waitWaiting(t, ns, name, "True", fmt.Sprintf("Copy %s/%s-mid is deleted once ConfigMap %s/%s-top is gone", ns, name, ns, name))
-	waitIdle(t, "compositecontroller/order")
+	waitIdle(t, "compositecontroller/"+ctl)
 	if s := state(orderChild(t, ns, name, "mid")); s != "present" {
 		t.Fatalf("mid is %s while top, which waits for it, remains", s)
 	}
 	setHold(t, ns, name, "top", false)
 	waitStates(t, ns, name, "present", "deleting", "absent")
-	waitIdle(t, "compositecontroller/order")
+	waitIdle(t, "compositecontroller/"+ctl)
 	if s := state(orderChild(t, ns, name, "base")); s != "present" {
 		t.Fatalf("base is %s while mid, which waits for it, remains", s)
 	}
@@ -140,18 +143,18 @@ func tearDownInReverse(t *testing.T, ns, name string, remove func()) {
 // TestChildrenInDependencyOrder: children are created in waves as what they wait for becomes
 // ready, and deleted in reverse, when the hook drops them and when the parent is finalized.
 func TestChildrenInDependencyOrder(t *testing.T) {
-	controller(t, "order.yaml")
+	controller(t, "order.yaml", "NAME", "order", "FINALIZE", finalizeHook)
 	ns := env.Namespace(t)
 
 	t.Run("dropped by sync", func(t *testing.T) {
-		b := createInOrder(t, ns, "drop")
-		tearDownInReverse(t, ns, "drop", func() { env.Patch(t, b, `{"spec":{"off":true}}`) })
+		b := createInOrder(t, "order", ns, "drop")
+		tearDownInReverse(t, "order", ns, "drop", func() { env.Patch(t, b, `{"spec":{"off":true}}`) })
 		waitWaiting(t, ns, "drop", "False")
 	})
 
 	t.Run("finalized", func(t *testing.T) {
-		b := createInOrder(t, ns, "fin")
-		tearDownInReverse(t, ns, "fin", func() {
+		b := createInOrder(t, "order", ns, "fin")
+		tearDownInReverse(t, "order", ns, "fin", func() {
 			env.Delete(t, b)
 			// The finalize hook answered finalized, but the engine is not done deleting.
 			waitStates(t, ns, "fin", "present", "present", "deleting")
@@ -166,10 +169,41 @@ func TestChildrenInDependencyOrder(t *testing.T) {
 	})
 }
 
+// TestOrderedTeardownWithoutFinalizeHook: a parent whose children record an order holds the
+// engine's finalizer without a finalize hook, and when it is deleted the engine deletes the
+// children that wait for others itself, each once what waits for it is gone, before the
+// parent goes; the child nothing waits on last is left to the garbage collector, which runs
+// only after the parent is gone (none runs here: it stays).
+func TestOrderedTeardownWithoutFinalizeHook(t *testing.T) {
+	controller(t, "order.yaml", "NAME", "order-gc", "FINALIZE", "")
+	ns := env.Namespace(t)
+	b := createInOrder(t, "order-gc", ns, "gc")
+	if p := getBundle(t, ns, "gc"); !slices.Contains(p.GetFinalizers(), composite.FinalizerPrefix+"order-gc") {
+		t.Fatalf("finalizers %v: the parent of ordered children does not hold the engine's finalizer", p.GetFinalizers())
+	}
+	setHold(t, ns, "gc", "top", true)
+	env.Delete(t, b)
+	waitStates(t, ns, "gc", "present", "present", "deleting")
+	waitWaiting(t, ns, "gc", "True", fmt.Sprintf("Copy %s/gc-mid is deleted once ConfigMap %s/gc-top is gone", ns, ns))
+	waitIdle(t, "compositecontroller/order-gc")
+	if s := state(orderChild(t, ns, "gc", "mid")); s != "present" {
+		t.Fatalf("mid is %s while top, which waits for it, remains", s)
+	}
+	setHold(t, ns, "gc", "top", false)
+	waitStates(t, ns, "gc", "present", "absent", "absent")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		p := getBundle(t, ns, "gc")
+		return p == nil, fmt.Sprintf("parent still there: %v", p)
+	})
+	if s := state(orderChild(t, ns, "gc", "base")); s != "present" {
+		t.Fatalf("base is %s: the engine deleted what the garbage collector is left", s)
+	}
+}
+
 // TestOrderCycleRefused: an order with a cycle is an invalid answer naming its members, and
 // nothing is written.
 func TestOrderCycleRefused(t *testing.T) {
-	controller(t, "order.yaml")
+	controller(t, "order.yaml", "NAME", "order", "FINALIZE", finalizeHook)
 	ns := env.Namespace(t)
 	failedAfter(t, "compositecontroller/order", func() {
 		env.Create(t, ns, &unstructured.Unstructured{Object: map[string]any{
