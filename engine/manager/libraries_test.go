@@ -37,7 +37,7 @@ func TestScopedLibrariesConfine(t *testing.T) {
 		found   bool
 	}{
 		{namespaced, "a", "util", true},
-		{namespaced, "a", "other", false}, // namespace b's
+		{namespaced, "a", "other", false},  // namespace b's
 		{namespaced, "a", "shared", false}, // a cluster library
 		{namespaced, "b", "util", false},
 		{cluster, "", "shared", true},
