@@ -27,6 +27,7 @@ type cacheEntry struct {
 	prog Program
 	name string // the name the source was compiled under
 	err  error
+	lib  *libraryBuild // for the entry of a library's modules (linker.go)
 	elem *list.Element // position in the LRU list; nil once evicted
 }
 
@@ -64,6 +65,11 @@ func newCompileCache(size int) *compileCache {
 // get returns the finished entry for key, calling compile at most once per key while the
 // key stays cached.
 func (c *compileCache) get(key cacheKey, compile func() (Program, string, error)) *cacheEntry {
+	return c.getEntry(key, func(e *cacheEntry) { e.prog, e.name, e.err = compile() })
+}
+
+// getEntry is get for entries that hold more than a Program: fill sets the entry's fields.
+func (c *compileCache) getEntry(key cacheKey, fill func(*cacheEntry)) *cacheEntry {
 	c.mu.Lock()
 	if e, ok := c.entries[key]; ok {
 		c.hits++
@@ -91,7 +97,7 @@ func (c *compileCache) get(key cacheKey, compile func() (Program, string, error)
 	}
 	c.mu.Unlock()
 
-	e.prog, e.name, e.err = compile()
+	fill(e)
 	close(e.done)
 	return e
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -38,6 +39,8 @@ type Runtime struct {
 	ceilings  Budget
 	now       func() time.Time
 	cache     *compileCache
+	// modulesCompiled counts library modules compiled (linker.go).
+	modulesCompiled atomic.Uint64
 }
 
 // NewRuntime returns a Runtime using compilers, one per Language (a later one replaces an
@@ -83,29 +86,10 @@ func (r *Runtime) Compile(lang Language, name, source string) (Program, error) {
 	}
 	key := newCacheKey(lang, c.Version(), source)
 	e := r.cache.get(key, func() (Program, string, error) {
-		p, err := compileRecovered(c, name, source)
+		p, err := recovered(lang, name, func() (Program, error) { return c.Compile(name, source) })
 		return p, name, err
 	})
-	if e.err != nil {
-		var ce *CompileError
-		if errors.As(e.err, &ce) && ce.File != name {
-			cp := *ce
-			cp.File = name
-			return nil, &cp
-		}
-		return nil, e.err
-	}
-	return &budgetedProgram{Program: e.prog, rt: r, name: name, compiledName: e.name, entry: e}, nil
-}
-
-// compileRecovered turns a panicking adapter into a compile error instead of a crash.
-func compileRecovered(c Compiler, name, source string) (p Program, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			p, err = nil, &CompileError{Language: c.Language(), File: name, Msg: fmt.Sprintf("compiler panic: %v", v)}
-		}
-	}()
-	return c.Compile(name, source)
+	return r.finish(e, name)
 }
 
 // CacheStats counts compile cache activity since the Runtime was made.

@@ -1,6 +1,6 @@
 // Package v1alpha1 holds the Go types of Metascript's controller resources in the API group
 // metascript.dev, version v1alpha1: CompositeController, DecoratorController, MapController,
-// their namespaced twins, and the hook, budget and webhook specs that every controller kind
+// their namespaced twins, the hook libraries, and the hook, budget and webhook specs that every controller kind
 // shares. The CRDs in manifests/ are generated from these types (make generate); DeepCopy
 // methods too.
 //
@@ -40,6 +40,12 @@ var NamespacedMapControllerResource = GroupVersion.WithResource("namespacedmapco
 // ControllerRevisionResource is the GroupVersionResource of ControllerRevision.
 var ControllerRevisionResource = GroupVersion.WithResource("controllerrevisions")
 
+// HookLibraryResource is the GroupVersionResource of HookLibrary.
+var HookLibraryResource = GroupVersion.WithResource("hooklibraries")
+
+// NamespacedHookLibraryResource is the GroupVersionResource of NamespacedHookLibrary.
+var NamespacedHookLibraryResource = GroupVersion.WithResource("namespacedhooklibraries")
+
 // AddToScheme registers the types of this package with a scheme.
 func AddToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, &CompositeController{}, &CompositeControllerList{},
@@ -47,7 +53,8 @@ func AddToScheme(s *runtime.Scheme) error {
 		&NamespacedCompositeController{}, &NamespacedCompositeControllerList{},
 		&NamespacedDecoratorController{}, &NamespacedDecoratorControllerList{},
 		&NamespacedMapController{}, &NamespacedMapControllerList{},
-		&ControllerRevision{}, &ControllerRevisionList{})
+		&ControllerRevision{}, &ControllerRevisionList{},
+		&HookLibrary{}, &HookLibraryList{}, &NamespacedHookLibrary{}, &NamespacedHookLibraryList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

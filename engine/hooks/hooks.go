@@ -60,6 +60,15 @@ type Spec struct {
 	ResponseFields []string
 	// EndpointConfigs are the controller's spec.endpointConfigs, for webhooks.
 	EndpointConfigs []v1alpha1.EndpointConfig
+	// Libraries are the hook libraries inline sources may load, when the Compiler links
+	// (LinkingCompiler); nil offers none.
+	Libraries scripting.Libraries
+}
+
+// LinkingCompiler is a Compiler that resolves library loads; *scripting.Runtime is one.
+type LinkingCompiler interface {
+	Compiler
+	CompileLinked(lang scripting.Language, name, source string, libs scripting.Libraries) (scripting.Program, error)
 }
 
 // Build turns a hook spec into an Invoker, compiling inline sources (cached by the
@@ -107,7 +116,12 @@ func buildScript(ctx context.Context, s Spec, lang scripting.Language, in *v1alp
 	if err != nil {
 		return nil, fmt.Errorf("hook %s: %w", s.Hook, err)
 	}
-	prog, err := c.Compile(lang, name, code)
+	var prog scripting.Program
+	if lc, ok := c.(LinkingCompiler); ok && s.Libraries != nil {
+		prog, err = lc.CompileLinked(lang, name, code, s.Libraries)
+	} else {
+		prog, err = c.Compile(lang, name, code)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,8 @@ type built struct {
 	declared *reconcile.Declared
 	kind     *reconcile.Descriptor
 	compiler hooks.Compiler
+	// libs are the libraries the hooks may load, and record those they named.
+	libs *scopedLibraries
 }
 
 // buildError is why a controller cannot run, as its status reports it.
@@ -47,7 +49,9 @@ func (e *buildError) Error() string { return e.err.Error() }
 
 // build reads a controller resource of kind, builds its hooks, resolves its resources and
 // returns its runner, not started.
-func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unstructured.Unstructured) (*built, error) {
+// libs are the libraries its hooks may load; they record the names the hooks use, even when
+// the build fails.
+func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unstructured.Unstructured, libs *scopedLibraries) (*built, error) {
 	decl, err := kind.Read(func(into any) error { return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into) })
 	if err != nil {
 		return nil, &buildError{reason: "InvalidSpec", err: err, hooks: true}
@@ -61,11 +65,11 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 	if err != nil {
 		return nil, err
 	}
-	invokers, capped, err := m.compile(ctx, kind.Ref(decl.Key()), decl, kind.Hooks, compiler)
+	invokers, capped, err := m.compile(ctx, kind.Ref(decl.Key()), decl, kind.Hooks, compiler, libs)
 	if err != nil {
 		return nil, err
 	}
-	b := &built{capped: capped, declared: decl, kind: kind, compiler: compiler}
+	b := &built{capped: capped, declared: decl, kind: kind, compiler: compiler, libs: libs}
 	env := m.env()
 	sa, err := reconcile.ServiceAccount(kind, decl)
 	if err != nil {
@@ -141,7 +145,8 @@ func (m *Manager) resolve(field string, rule v1alpha1.ResourceRule) (resources.R
 // reported together: as ReferenceNotFound when they are all webhook settings naming a
 // missing Secret, ConfigMap or key, InvalidWebhookConfig when they are all unusable webhook
 // settings, CompileError otherwise.
-func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Declared, defs []reconcile.Hook, compiler hooks.Compiler) (map[string]hooks.Invoker, []string, error) {
+func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Declared, defs []reconcile.Hook, compiler hooks.Compiler,
+	libs *scopedLibraries) (map[string]hooks.Invoker, []string, error) {
 	invokers := map[string]hooks.Invoker{}
 	var capped []string
 	var joined []error
@@ -151,7 +156,7 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 			continue
 		}
 		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: decl.Script,
-			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs}, compiler, clusterObjects{kube: m.opts.Kube, namespace: decl.Namespace})
+			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: libs}, compiler, clusterObjects{kube: m.opts.Kube, namespace: decl.Namespace})
 		if err != nil {
 			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
 			continue

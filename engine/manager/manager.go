@@ -108,6 +108,9 @@ type Manager struct {
 
 	mu      sync.Mutex
 	runners map[key]*running
+
+	// libs watches the hook libraries (libraries.go).
+	libs libraryWatch
 }
 
 // key names one controller resource: its kind's index in Manager.kinds and its name.
@@ -139,6 +142,12 @@ type running struct {
 	// without a policy. While it is staged, a driver advances it until stopDrive.
 	rollout   *rollout.Rollout
 	stopDrive func()
+	// libs are the libraries the hooks named when this entry was built, with the revision
+	// each had ("" for none), in the scope of libNamespace; libraryErr is why a rebuild for
+	// a library change failed while runner kept running (libraries.go).
+	libs         map[string]string
+	libNamespace string
+	libraryErr   error
 }
 
 // New returns a Manager.
@@ -165,6 +174,11 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Second, time.Minute),
 		workqueue.TypedRateLimitingQueueConfig[key]{Name: "controllers"})
+	libSynced, stopLibs, err := m.watchLibraries(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopLibs()
 	var synced []cache.InformerSynced
 	for i, k := range m.kinds {
 		k.informer = m.opts.Informers.Acquire(k.Resource)
@@ -213,6 +227,8 @@ func (m *Manager) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A controller is built once the libraries its hooks may load are known.
+			cache.WaitForCacheSync(ctx.Done(), libSynced...)
 			for {
 				k, quit := m.queue.Get()
 				if quit {
@@ -298,18 +314,32 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 	if u.GetDeletionTimestamp() != nil {
 		return m.remove(ctx, k, u, cur)
 	}
-	if cur != nil && cur.uid == u.GetUID() && cur.generation == u.GetGeneration() && !cur.retry {
+	sameGeneration := cur != nil && cur.uid == u.GetUID() && cur.generation == u.GetGeneration()
+	if sameGeneration && !cur.retry && !m.librariesChanged(cur) {
 		if cur.runner != nil {
 			return m.holdController(ctx, k, u, true) // a controller started before the engine held one
 		}
 		return nil
 	}
-	b, err := m.build(ctx, ks.Descriptor, u)
+	libs := m.librariesFor(u.GetNamespace())
+	b, err := m.build(ctx, ks.Descriptor, u, libs)
 	if err != nil {
 		var be *buildError
 		if !errors.As(err, &be) {
 			be = &buildError{reason: "InvalidSpec", err: err}
 		}
+		if sameGeneration && cur.runner != nil && be.hooks {
+			// Only a library changed: the controller keeps its last good hooks.
+			return m.libraryFailure(ctx, k, u, cur, libs.names(), be.err)
+		}
+		defer func() {
+			m.mu.Lock()
+			if run := m.runners[k]; run != nil {
+				run.libs, run.libNamespace = libs.names(), u.GetNamespace()
+			}
+			m.mu.Unlock()
+			m.indexLibraries(k, u.GetNamespace(), libs.names())
+		}()
 		if be.retry {
 			// A CRD may be installed later: retry, and say so meanwhile.
 			_ = m.fail(ctx, k, u, cur, be)
@@ -332,7 +362,9 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 		b.close()
 		return err
 	}
-	run := &running{uid: u.GetUID(), generation: u.GetGeneration(), runner: b.runner, built: b, capped: b.capped, rollout: ro}
+	run := &running{uid: u.GetUID(), generation: u.GetGeneration(), runner: b.runner, built: b, capped: b.capped, rollout: ro,
+		libs: libs.names(), libNamespace: u.GetNamespace()}
+	m.indexLibraries(k, u.GetNamespace(), run.libs)
 	if ro != nil && ro.Staged() {
 		driveCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
@@ -388,6 +420,7 @@ func (m *Manager) stop(k key, cur *running) {
 	m.mu.Lock()
 	delete(m.runners, k)
 	m.mu.Unlock()
+	m.indexLibraries(k, "", nil)
 }
 
 // fail records that this generation of the controller does not run, in its status and in an

@@ -99,7 +99,7 @@ func (m *Manager) compileStable(ctx context.Context, b *built, raw []byte) (*rec
 		}
 	}
 	decl.Hooks, decl.Script = stable.Hooks, stable.Script
-	invokers, _, err := m.compile(ctx, b.kind.Ref(decl.Key()), &decl, b.kind.Hooks, b.compiler)
+	invokers, _, err := m.compile(ctx, b.kind.Ref(decl.Key()), &decl, b.kind.Hooks, b.compiler, b.libs)
 	if err != nil {
 		var be *buildError
 		if errors.As(err, &be) {

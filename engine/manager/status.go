@@ -45,6 +45,10 @@ func (m *Manager) statusOK(k key, run *running) status {
 	st := status{ready: metav1.ConditionTrue, readyReason: "Running", readyMsg: "the controller is reconciling its parents",
 		compiled: metav1.ConditionTrue, compiledReason: "Compiled", compiledMsg: "every hook compiled",
 		parents: p, children: c, members: m.members(), capped: run.capped}
+	if run.libraryErr != nil {
+		st.compiled, st.compiledReason = metav1.ConditionFalse, "LibraryError"
+		st.compiledMsg = "the hooks do not build with the libraries they load; the controller runs its last good hooks: " + run.libraryErr.Error()
+	}
 	if run.rollout != nil {
 		ro := run.rollout.Status()
 		st.rollout = &ro

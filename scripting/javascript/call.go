@@ -116,6 +116,8 @@ type callState struct {
 	global *goja.Object
 	// modules holds the stdlib module objects made so far.
 	modules map[string]goja.Value
+	// libExports are the exports of the library modules required so far in this call.
+	libExports map[*libModule]goja.Value
 	// symbols is the call's symbol registry (Symbol.for).
 	symbols map[string]*goja.Symbol
 	// poisoned marks a Runtime that must not be reused: the call panicked, overflowed the
@@ -346,12 +348,16 @@ func frames(st []goja.StackFrame) []scripting.Frame {
 			continue
 		}
 		name := f.FuncName()
-		if name == "" || name == wrapperName {
+		if name == "" || name == wrapperName || name == moduleWrapperName {
 			name = "<top level>"
 		}
 		col := pos.Column
 		if pos.Line == 1 {
-			col = max(1, col-len(wrapperPrefix))
+			prefix := wrapperPrefix
+			if strings.HasPrefix(f.SrcName(), scripting.LibraryPrefix) {
+				prefix = modulePrefix
+			}
+			col = max(1, col-len(prefix))
 		}
 		out = append(out, scripting.Frame{Function: name, File: f.SrcName(), Line: pos.Line, Column: col})
 	}

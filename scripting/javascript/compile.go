@@ -54,6 +54,11 @@ func (Compiler) Version() string { return "goja-20260917113740-793a2a65c13b/adap
 // let or const never collides with the previous call's. The prefix shares the first line
 // with the source, so lines are unchanged and only columns of line 1 are shifted back.
 func (c Compiler) Compile(name, source string) (scripting.Program, error) {
+	return c.compile(name, source, nil)
+}
+
+// compile is Compile with library requires resolved through l (nil: none offered).
+func (c Compiler) compile(name, source string, l scripting.Linker) (scripting.Program, error) {
 	if err := checkSourceShape(source); err != nil {
 		err.File = name
 		return nil, err
@@ -76,6 +81,9 @@ func (c Compiler) Compile(name, source string) (scripting.Program, error) {
 		mods = defaultModules()
 	}
 	p := &Program{name: name, modules: mods}
+	if p.libs, err = link(name, astProg, l, ""); err != nil {
+		return nil, err
+	}
 	bindings := p.collectTopLevel(astProg)
 
 	wrapped := wrapperPrefix + source + wrapperSuffix(bindings)
@@ -127,6 +135,8 @@ type Program struct {
 	// with a function or arrow function expression, sorted.
 	functions []string
 	modules   *moduleSet
+	// libs are the library modules the hook requires, by the string it requires them with.
+	libs map[string]*libModule
 }
 
 var _ scripting.Program = (*Program)(nil)

@@ -212,7 +212,7 @@ func TestCall(t *testing.T) {
 			}
 		}},
 		{"requireStdlib", want(map[string]any{"same": true, "type": "object"})},
-		{"requireFs", runtimeErr(`require: only stdlib modules can be required (log, strings), not "fs"`)},
+		{"requireFs", runtimeErr(`require: only stdlib modules (log, strings) and library modules (lib:LIBRARY/MODULE) can be required, not "fs"`)},
 		{"evalCode", runtimeErr("eval is not defined")},
 		{"functionCtor", runtimeErr("code generation from strings is disabled")},
 		{"generatorCtor", runtimeErr("code generation from strings is disabled")},

@@ -1,9 +1,7 @@
 package javascript
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/dop251/goja"
@@ -177,14 +175,10 @@ func (cs *callState) module(name string) goja.Value {
 	return v
 }
 
-// require returns a stdlib module, the same object as the global of that name.
+// require returns a stdlib module, the same object as the global of that name, or the
+// exports of a library module the hook linked (library.go).
 func (cs *callState) require(call goja.FunctionCall) goja.Value {
-	name := call.Argument(0).String()
-	if _, ok := cs.p.modules.byName[name]; !ok {
-		panic(cs.newError(fmt.Sprintf("require: only stdlib modules can be required (%s), not %q",
-			strings.Join(cs.p.modules.names, ", "), name)))
-	}
-	return cs.module(name)
+	return cs.requireFrom(call, cs.p.libs)
 }
 
 // installSymbolRegistry replaces Symbol.for and Symbol.keyFor, whose registry goja keeps

@@ -82,6 +82,34 @@ const MaxSourceBytes = 1 << 20
 // as *scripting.CompileError at their position; a source longer than MaxSourceBytes is one
 // too.
 func (c *Compiler) Compile(name, source string) (scripting.Program, error) {
+	return c.compile(name, source, nil, "")
+}
+
+// CompileLinked is Compile with load("lib:LIBRARY/MODULE.star", ...) resolved through l:
+// the loaded names are bound to the library module's frozen values.
+func (c *Compiler) CompileLinked(name, source string, l scripting.Linker) (scripting.Program, error) {
+	return c.compile(name, source, l, "")
+}
+
+// CompileModule compiles a library module: its top level runs once, now, under InitBudget,
+// and its frozen globals (a starlark.StringDict) are what every hook that loads it binds.
+// Functions among them run on the calling hook's Thread, under the hook's budget.
+func (c *Compiler) CompileModule(name, source string, l scripting.Linker) (any, error) {
+	ref, _, err := scripting.ParseLibraryRef(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.compile(name, source, l, ref.Library)
+	if err != nil {
+		return nil, err
+	}
+	return p.(*program).globals, nil
+}
+
+var _ scripting.LinkingCompiler = (*Compiler)(nil)
+
+// compile compiles source; from is the library a module belongs to, "" for a hook.
+func (c *Compiler) compile(name, source string, l scripting.Linker, from string) (scripting.Program, error) {
 	if len(source) > MaxSourceBytes {
 		return nil, &scripting.CompileError{Language: scripting.Starlark, File: name, Line: 1, Column: 1,
 			Msg: fmt.Sprintf("source is %d bytes, more than the limit of %d", len(source), MaxSourceBytes)}
@@ -101,6 +129,7 @@ func (c *Compiler) Compile(name, source string) (scripting.Program, error) {
 
 	cs := &callState{}
 	thread := cs.start(context.Background(), name, c.InitBudget.WithDefaults(scripting.DefaultBudget))
+	thread.Load = loader(l, from)
 	globals, err := prog.Init(thread, predeclared())
 	cs.watch.End()
 	if err != nil {

@@ -41,7 +41,7 @@ func loadStdlib(_ *starlark.Thread, module string) (starlark.StringDict, error) 
 			names = append(names, n)
 		}
 		slices.Sort(names)
-		return nil, fmt.Errorf("only stdlib modules can be loaded (%s), not %q", strings.Join(names, ", "), module)
+		return nil, fmt.Errorf("only stdlib modules (%s) and library modules (lib:LIBRARY/MODULE.star) can be loaded, not %q", strings.Join(names, ", "), module)
 	}
 	d := make(starlark.StringDict, len(m.Members)+1)
 	for k, v := range m.Members {
@@ -49,6 +49,28 @@ func loadStdlib(_ *starlark.Thread, module string) (starlark.StringDict, error) 
 	}
 	d[module] = m
 	return d, nil
+}
+
+// loader is the Thread's Load of a top level: stdlib modules, and library modules resolved
+// through l (nil: none offered). from is the library of the module loading, "" for a hook.
+func loader(l scripting.Linker, from string) func(*starlark.Thread, string) (starlark.StringDict, error) {
+	return func(t *starlark.Thread, module string) (starlark.StringDict, error) {
+		ref, isLib, err := scripting.ParseLibraryRef(module)
+		if !isLib {
+			return loadStdlib(t, module)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if l == nil {
+			return nil, fmt.Errorf("%s: library modules cannot be loaded here (no libraries are offered)", module)
+		}
+		m, err := l.Module(from, ref)
+		if err != nil {
+			return nil, err
+		}
+		return m.(starlark.StringDict), nil
+	}
 }
 
 // bridge exposes one stdlib function: arguments are converted to the JSON shape (request

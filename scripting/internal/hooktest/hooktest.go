@@ -59,3 +59,35 @@ func BenchSync(b *testing.B, lang scripting.Language, prog scripting.Program) {
 		})
 	}
 }
+
+// Libraries reads the libraries under testdata/<dir>: each folder is a library named by the
+// folder, each NAME.star or NAME.js file in it a module.
+func Libraries(t testing.TB, dir string) *scripting.LibrarySet {
+	t.Helper()
+	set := &scripting.LibrarySet{ScopeName: "HookLibrary", ByName: map[string]*scripting.Library{}}
+	libs, err := os.ReadDir(filepath.Join("testdata", dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range libs {
+		files, err := os.ReadDir(filepath.Join("testdata", dir, l.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods := map[string]scripting.LibraryModule{}
+		for _, f := range files {
+			src, err := os.ReadFile(filepath.Join("testdata", dir, l.Name(), f.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ext := filepath.Ext(f.Name())
+			lang := scripting.Starlark
+			if ext == ".js" {
+				lang = scripting.JavaScript
+			}
+			mods[f.Name()[:len(f.Name())-len(ext)]] = scripting.LibraryModule{Language: lang, Source: string(src)}
+		}
+		set.ByName[l.Name()] = scripting.NewLibrary(l.Name(), mods)
+	}
+	return set
+}

@@ -50,4 +50,6 @@ var builtin = []struct {
 	{"metascript.dev/v1alpha1", "namespaceddecoratorcontrollers", "NamespacedDecoratorController", true, true},
 	{"metascript.dev/v1alpha1", "namespacedmapcontrollers", "NamespacedMapController", true, true},
 	{"metascript.dev/v1alpha1", "controllerrevisions", "ControllerRevision", true, false},
+	{"metascript.dev/v1alpha1", "hooklibraries", "HookLibrary", false, true},
+	{"metascript.dev/v1alpha1", "namespacedhooklibraries", "NamespacedHookLibrary", true, true},
 }

@@ -1,0 +1,323 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/informers"
+	"metascript.dev/metascript/scripting"
+)
+
+// Hook libraries. The manager watches HookLibrary and NamespacedHookLibrary, compiles each
+// revision once (its status says whether every module compiled) and keeps an index from a
+// library to the controllers whose hooks name it. An edit enqueues exactly those
+// controllers; sync rebuilds one when a library it named changed revision (librariesChanged),
+// and the new runner syncs every parent again. A rebuild that fails for a controller that
+// runs keeps its last good runner and reports the error in HooksCompiled.
+
+// libraryID names one library: its scope (a namespace, "" for a cluster HookLibrary) and name.
+type libraryID struct {
+	namespace, name string
+}
+
+// libraryWatch is the manager's view of the library resources.
+type libraryWatch struct {
+	cluster, namespaced *informers.Informer
+
+	mu    sync.Mutex
+	users map[libraryID]map[key]bool // the index: library → controllers naming it
+}
+
+// scopedLibraries are the libraries one controller's hooks may load: cluster HookLibraries
+// for a cluster-scoped controller, the NamespacedHookLibraries of its namespace for a
+// namespaced one. It records each name asked for, with the revision found ("" if none), so
+// that the manager knows what the controller depends on, including libraries not there yet.
+type scopedLibraries struct {
+	indexer   cache.Indexer
+	namespace string
+
+	mu    sync.Mutex
+	asked map[string]string
+}
+
+func (s *scopedLibraries) Library(name string) (*scripting.Library, bool) {
+	k := name
+	if s.namespace != "" {
+		k = s.namespace + "/" + name
+	}
+	var lib *scripting.Library
+	if obj, ok, _ := s.indexer.GetByKey(k); ok {
+		lib, _ = libraryOf(obj.(*unstructured.Unstructured))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.asked == nil {
+		s.asked = map[string]string{}
+	}
+	if lib == nil {
+		s.asked[name] = ""
+		return nil, false
+	}
+	s.asked[name] = lib.Revision
+	return lib, true
+}
+
+func (s *scopedLibraries) Scope() string {
+	if s.namespace == "" {
+		return "HookLibrary"
+	}
+	return "NamespacedHookLibrary in namespace " + s.namespace
+}
+
+// names is what the compiles so far asked for: library name → revision ("" missing).
+func (s *scopedLibraries) names() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.asked))
+	for n, r := range s.asked {
+		out[n] = r
+	}
+	return out
+}
+
+// libraryOf reads a library resource; nil with an error for one that does not decode.
+func libraryOf(u *unstructured.Unstructured) (*scripting.Library, error) {
+	var spec v1alpha1.HookLibrarySpec
+	raw, _ := u.Object["spec"].(map[string]any)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec); err != nil {
+		return nil, err
+	}
+	return LibraryOf(u.GetName(), spec)
+}
+
+// LibraryOf is the scripting form of a library spec; a module must name exactly one
+// language, and module names must be distinct.
+func LibraryOf(name string, spec v1alpha1.HookLibrarySpec) (*scripting.Library, error) {
+	mods := make(map[string]scripting.LibraryModule, len(spec.Modules))
+	for i, m := range spec.Modules {
+		if _, dup := mods[m.Name]; dup {
+			return nil, fmt.Errorf("spec.modules[%d]: module %q is defined twice", i, m.Name)
+		}
+		switch {
+		case (m.Starlark == "") == (m.JavaScript == ""):
+			return nil, fmt.Errorf("spec.modules[%d] (%s): exactly one of starlark or javascript must be set", i, m.Name)
+		case m.Starlark != "":
+			mods[m.Name] = scripting.LibraryModule{Language: scripting.Starlark, Source: m.Starlark}
+		default:
+			mods[m.Name] = scripting.LibraryModule{Language: scripting.JavaScript, Source: m.JavaScript}
+		}
+	}
+	return scripting.NewLibrary(name, mods), nil
+}
+
+// librariesFor are the libraries a controller of namespace ns (""; cluster-scoped) may load.
+func (m *Manager) librariesFor(ns string) *scopedLibraries {
+	inf := m.libs.cluster
+	if ns != "" {
+		inf = m.libs.namespaced
+	}
+	return &scopedLibraries{indexer: inf.Indexer(), namespace: ns}
+}
+
+// indexLibraries records that controller k (of namespace ns) names libs, replacing what it
+// named before; nil libs removes it from the index.
+func (m *Manager) indexLibraries(k key, ns string, libs map[string]string) {
+	w := &m.libs
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id, users := range w.users {
+		if users[k] {
+			if _, still := libs[id.name]; !still || id.namespace != ns {
+				delete(users, k)
+				if len(users) == 0 {
+					delete(w.users, id)
+				}
+			}
+		}
+	}
+	for name := range libs {
+		id := libraryID{namespace: ns, name: name}
+		if w.users[id] == nil {
+			w.users[id] = map[key]bool{}
+		}
+		w.users[id][k] = true
+	}
+}
+
+// usersOf are the controllers whose hooks name library id.
+func (m *Manager) usersOf(id libraryID) []key {
+	w := &m.libs
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]key, 0, len(w.users[id]))
+	for k := range w.users[id] {
+		out = append(out, k)
+	}
+	return out
+}
+
+// librariesChanged reports whether a library that run's hooks named has another revision now
+// (or appeared, or went).
+func (m *Manager) librariesChanged(run *running) bool {
+	if len(run.libs) == 0 {
+		return false
+	}
+	now := m.librariesFor(run.libNamespace)
+	for name, rev := range run.libs {
+		cur := ""
+		if l, ok := now.Library(name); ok {
+			cur = l.Revision
+		}
+		if cur != rev {
+			return true
+		}
+	}
+	return false
+}
+
+// watchLibraries starts the library informers; what they deliver is handled by syncLibrary.
+// It returns what to wait for before building controllers, and a function that stops it.
+func (m *Manager) watchLibraries(ctx context.Context) ([]cache.InformerSynced, func(), error) {
+	m.libs.users = map[libraryID]map[key]bool{}
+	m.libs.cluster = m.opts.Informers.Acquire(v1alpha1.HookLibraryResource)
+	m.libs.namespaced = m.opts.Informers.Acquire(v1alpha1.NamespacedHookLibraryResource)
+	var regs []func()
+	stop := func() {
+		for _, r := range regs {
+			r()
+		}
+		m.opts.Informers.Release(m.libs.cluster)
+		m.opts.Informers.Release(m.libs.namespaced)
+	}
+	for _, inf := range []*informers.Informer{m.libs.cluster, m.libs.namespaced} {
+		handle := func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				m.syncLibrary(ctx, u)
+			}
+		}
+		reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    handle,
+			UpdateFunc: func(_, cur any) { handle(cur) },
+			DeleteFunc: handle,
+		})
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		regs = append(regs, func() { _ = inf.RemoveEventHandler(reg) })
+	}
+	return []cache.InformerSynced{m.libs.cluster.HasSynced, m.libs.namespaced.HasSynced}, stop, nil
+}
+
+// libraryCompiler is what compiles a library for its status; *scripting.Runtime is one.
+type libraryCompiler interface {
+	CompileLibrary(lib *scripting.Library) error
+}
+
+// syncLibrary handles an event of library u: it enqueues the controllers that name it (sync
+// rebuilds those whose library changed) and, for a library that exists, compiles it and
+// writes its status.
+func (m *Manager) syncLibrary(ctx context.Context, u *unstructured.Unstructured) {
+	for _, k := range m.usersOf(libraryID{namespace: u.GetNamespace(), name: u.GetName()}) {
+		m.queue.Add(k)
+	}
+	gvr := v1alpha1.HookLibraryResource
+	if u.GetNamespace() != "" {
+		gvr = v1alpha1.NamespacedHookLibraryResource
+	}
+	cur, exists, _ := m.libraryInformer(u.GetNamespace()).Indexer().GetByKey(cacheKeyOf(u))
+	if !exists {
+		return
+	}
+	u = cur.(*unstructured.Unstructured)
+	lib, err := libraryOf(u)
+	cond := metav1.Condition{Type: v1alpha1.ConditionCompiled, Status: metav1.ConditionTrue, Reason: "Compiled",
+		Message: "every module compiled", ObservedGeneration: u.GetGeneration()}
+	rev := ""
+	if err == nil {
+		rev = lib.Revision
+		if lc, ok := m.opts.Compiler.(libraryCompiler); ok {
+			err = lc.CompileLibrary(lib)
+		}
+	}
+	if err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "CompileError", err.Error()
+		m.opts.Recorder.Event(u, corev1.EventTypeWarning, "CompileError", err.Error())
+	}
+	if werr := m.writeLibraryStatus(ctx, gvr, u, rev, cond); werr != nil {
+		m.opts.Log.Info("library status not written", "library", cacheKeyOf(u), "error", werr.Error())
+	}
+}
+
+func (m *Manager) libraryInformer(ns string) *informers.Informer {
+	if ns == "" {
+		return m.libs.cluster
+	}
+	return m.libs.namespaced
+}
+
+func cacheKeyOf(u *unstructured.Unstructured) string {
+	if u.GetNamespace() == "" {
+		return u.GetName()
+	}
+	return u.GetNamespace() + "/" + u.GetName()
+}
+
+// writeLibraryStatus patches the status of library u when it differs.
+func (m *Manager) writeLibraryStatus(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, rev string, cond metav1.Condition) error {
+	if sh := m.opts.Shard; sh != nil && !sh.Leads("status|library/"+cacheKeyOf(u)) {
+		return nil
+	}
+	var cur v1alpha1.HookLibraryStatus
+	if raw, ok := u.Object["status"].(map[string]any); ok {
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &cur)
+	}
+	next := *cur.DeepCopy()
+	next.ObservedGeneration, next.Revision = u.GetGeneration(), rev
+	meta.SetStatusCondition(&next.Conditions, cond)
+	a, _ := json.Marshal(cur)
+	b, _ := json.Marshal(next)
+	if string(a) == string(b) {
+		return nil
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": u.GetUID()}, "status": next})
+	if err != nil {
+		return err
+	}
+	_, err = m.opts.Dynamic.Resource(gvr).Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), types.MergePatchType, body,
+		metav1.PatchOptions{}, "status")
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// libraryFailure is a rebuild, caused by a library change, of a controller that runs: it
+// keeps its runner (its last good hooks) and reports err in HooksCompiled.
+func (m *Manager) libraryFailure(ctx context.Context, k key, u *unstructured.Unstructured, cur *running, libs map[string]string, err error) error {
+	m.mu.Lock()
+	cur.libraryErr = err
+	cur.libs = libs
+	m.mu.Unlock()
+	m.indexLibraries(k, cur.libNamespace, libs)
+	m.opts.Recorder.Event(u, corev1.EventTypeWarning, "LibraryError",
+		"the hooks do not build with the libraries they load; the controller keeps running its last good hooks: "+err.Error())
+	m.opts.Log.Error("controller keeps its last good hooks", "controller", m.ref(k), "error", err.Error())
+	return m.writeStatus(ctx, k, u, m.statusOK(k, cur))
+}

@@ -1,0 +1,1 @@
+const a = require("lib:cycle/a");

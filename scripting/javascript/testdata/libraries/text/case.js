@@ -1,0 +1,2 @@
+const s = require("strings");
+module.exports = { upper: (x) => s.upper(x) };
