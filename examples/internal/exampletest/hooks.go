@@ -29,13 +29,19 @@ type Hooks struct {
 	update bool
 }
 
-// NewHooks compiles spec.script of the controller in file for lang; it fails the test when
-// the runtime lacks the language or one of the stdlib modules named.
+// NewHooks compiles spec.script of the DecoratorController in file for lang; it fails the
+// test when the runtime lacks the language or one of the stdlib modules named.
 func NewHooks(t *testing.T, l Language, update bool, modules ...string) *Hooks {
+	t.Helper()
+	return NewHooksOf(t, "DecoratorController", l, update, modules...)
+}
+
+// NewHooksOf is NewHooks for the controller of kind in the file.
+func NewHooksOf(t *testing.T, kind string, l Language, update bool, modules ...string) *Hooks {
 	t.Helper()
 	rt := engine.NewRuntime(scripting.Options{Now: clock})
 	RequireSupport(t, rt, l.Lang, modules...)
-	ctl := FromFile(t, l.File, "DecoratorController")
+	ctl := FromFile(t, l.File, kind)
 	src, _, _ := unstructured.NestedString(ctl, "spec", "script", string(l.Lang), "source")
 	if src == "" {
 		t.Fatalf("%s has no spec.script.%s.source", l.File, l.Lang)
