@@ -19,7 +19,7 @@ import (
 )
 
 // roots are the types whose fields a reader of the controller resources meets.
-var roots = []string{"CompositeControllerSpec", "DecoratorControllerSpec", "MapControllerSpec",
+var roots = []string{"CompositeControllerSpec", "DecoratorControllerSpec", "MapControllerSpec", "HookLibrarySpec", "HookLibraryStatus",
 	"ControllerStatus", "ControllerRevision"}
 
 func main() {
