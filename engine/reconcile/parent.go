@@ -44,6 +44,13 @@ func (r *Runner) recheckParent(ctx context.Context, res int, parent *unstructure
 // guarded by the parent's uid and resourceVersion: a conflict means the cache is behind, and
 // the reconcile is retried. A parent that is gone needs nothing.
 func (r *Runner) patchFinalizers(ctx context.Context, res int, parent *unstructured.Unstructured, add bool) error {
+	_, err := r.patchFinalizersTo(ctx, res, parent, add)
+	return err
+}
+
+// patchFinalizersTo is patchFinalizers, returning the parent as stored (nil when it is gone
+// or the patch failed).
+func (r *Runner) patchFinalizersTo(ctx context.Context, res int, parent *unstructured.Unstructured, add bool) (*unstructured.Unstructured, error) {
 	finalizers := []string{}
 	for _, f := range parent.GetFinalizers() {
 		if f != r.finalizer {
@@ -58,17 +65,17 @@ func (r *Runner) patchFinalizers(ctx context.Context, res int, parent *unstructu
 		"uid":             parent.GetUID(),
 		"resourceVersion": parent.GetResourceVersion(),
 	}})
-	_, err := r.parentClient(res, parent).Patch(ctx, parent.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	stored, err := r.parentClient(res, parent).Patch(ctx, parent.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
 	op := "remove finalizer"
 	if add {
 		op = "add finalizer"
 	}
 	trace.SpanOf(ctx).Write(op, r.parents[res].Describe(parent), err)
 	if apierrors.IsNotFound(err) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("updating finalizers: %w", err)
+		return nil, fmt.Errorf("updating finalizers: %w", err)
 	}
-	return nil
+	return stored, nil
 }

@@ -95,17 +95,28 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 			break // the earlier round's writes stand; its parent write follows
 		}
 		out = next
-		if round == 0 {
+		if round == 0 && r.related != nil {
 			// The decision is valid: from here on the engine writes, and the related objects
 			// that informed it are what the parent is bound to.
-			if r.related != nil {
-				r.related.Bind(req, rules)
-			}
-			want := st.wantFinalizer || r.holdsForCleanup(parent, plan.observed, out)
-			if !finalizing && want != st.hasFinalizer {
-				if err := r.patchFinalizers(ctx, req.Resource, parent, want); err != nil {
+			r.related.Bind(req, rules)
+		}
+		// The finalizer is added before the first child that needs it is written, which may
+		// be in a later round (a child that waited for one this reconcile created), and
+		// removed only in the first.
+		if want := st.wantFinalizer || r.holdsForCleanup(parent, plan.observed, out); !finalizing && want != st.hasFinalizer && (round == 0 || want) {
+			stored, err := r.patchFinalizersTo(ctx, req.Resource, parent, want)
+			if err != nil {
+				if round == 0 {
 					return 0, err
 				}
+				errs.add(r.parents[req.Resource].Describe(parent), err)
+				break // the earlier round's writes stand; its parent write follows
+			}
+			st.hasFinalizer = want
+			if stored != nil {
+				// The next rounds read the parent as it is now, as the cache holds it.
+				unstructured.RemoveNestedField(stored.Object, "metadata", "managedFields")
+				parent = stored
 			}
 		}
 		if out.Prepare != nil {

@@ -53,9 +53,9 @@ func TestConfigMapPropagation(t *testing.T) {
 	for _, l := range exampletest.Languages {
 		t.Run(l.Name, func(t *testing.T) {
 			exampletest.RequireSupport(t, env.Engine.Runtime, l.Lang, "k8s")
-			// InstallDecorator only reads the file's first object and its status: it installs
+			// InstallController only reads the file's first object and its status: it installs
 			// a CompositeController as well, and removes it on cleanup.
-			exampletest.InstallDecorator(t, env, l.File)
+			exampletest.InstallController(t, env, l.File)
 
 			// A label unique to this run, so that nothing of another run is selected. src holds
 			// the sources: labelled, yet never a target. named is listed by name, and later

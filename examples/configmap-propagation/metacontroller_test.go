@@ -41,7 +41,7 @@ func TestMetacontrollerWebhooks(t *testing.T) {
 	if err := os.WriteFile(file, manifest, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cc := exampletest.InstallDecorator(t, env, file)
+	cc := exampletest.InstallController(t, env, file)
 
 	src, one, two, three := env.Namespace(t), env.Namespace(t), env.Namespace(t), env.Namespace(t)
 	source := env.Create(t, src, enginetest.Object(t, `

@@ -52,7 +52,7 @@ func TestRoleBindingsPerNamespace(t *testing.T) {
 	for _, l := range exampletest.Languages {
 		t.Run(l.Name, func(t *testing.T) {
 			exampletest.RequireSupport(t, env.Engine.Runtime, l.Lang, "json", "re", "strings")
-			exampletest.InstallDecorator(t, env, l.File)
+			exampletest.InstallController(t, env, l.File)
 			a, b, c, taken := env.Namespace(t), env.Namespace(t), env.Namespace(t), env.Namespace(t)
 			// The sample's ClusterRole, bound in this test's namespaces; named per language so
 			// that a failed run leaves nothing in the next one's way. In taken, someone else's

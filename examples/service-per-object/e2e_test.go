@@ -46,7 +46,7 @@ func TestServicePerObject(t *testing.T) {
 	for _, l := range exampletest.Languages {
 		t.Run(l.Name, func(t *testing.T) {
 			exampletest.RequireSupport(t, env.Engine.Runtime, l.Lang, "json", "re", "strings")
-			exampletest.InstallDecorator(t, env, l.File)
+			exampletest.InstallController(t, env, l.File)
 			ns := env.Namespace(t)
 			web := env.Create(t, ns, enginetest.ObjectsFromFile(t, "sample.yaml")[0])
 			plain := env.Create(t, ns, enginetest.Object(t, `

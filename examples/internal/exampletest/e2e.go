@@ -1,4 +1,4 @@
-// Package exampletest is what the DecoratorController examples' tests share: installing a
+// Package exampletest is what the examples' tests share: installing a
 // controller of each language on the in-process engine (test/enginetest), waiting for the
 // engine to settle, and the offline hook harness that compares both languages with golden
 // files. Each example keeps its scenarios; only the machinery lives here.
@@ -79,12 +79,12 @@ func missingSupport(rt *scripting.Runtime, lang scripting.Language, modules ...s
 	return ""
 }
 
-// InstallDecorator creates the DecoratorController of file and waits until it runs. On
-// cleanup it deletes it and waits until no runner is left, so that the next test may install
-// one of the same name (same finalizer, same field manager). Register it before creating
-// targets: cleanups run last-in first-out, and targets must go while their finalize hook can
-// still run.
-func InstallDecorator(t *testing.T, env *enginetest.Env, file string) *unstructured.Unstructured {
+// InstallController creates the controller resource of file (its first document) and waits
+// until it runs. On cleanup it deletes it and waits until no runner is left, so that the next
+// test may install one of the same name (same finalizer, same field manager). Register it
+// before creating parents or targets: cleanups run last-in first-out, and they must go while
+// their finalize hook can still run.
+func InstallController(t *testing.T, env *enginetest.Env, file string) *unstructured.Unstructured {
 	t.Helper()
 	dc := env.Create(t, "", enginetest.ObjectsFromFile(t, file)[0])
 	t.Cleanup(func() {
