@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -30,15 +29,7 @@ import (
 var env *enginetest.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = enginetest.Start(enginetest.Options{CRDDirs: []string{"crd.yaml", "testdata/metacontroller/crd.yaml"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	env.Stop()
-	os.Exit(code)
+	enginetest.Main(m, enginetest.Options{CRDDirs: []string{"crd.yaml", "testdata/metacontroller/crd.yaml"}}, &env)
 }
 
 const (

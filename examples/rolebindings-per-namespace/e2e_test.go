@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -26,17 +25,7 @@ import (
 
 var env *enginetest.Env
 
-func TestMain(m *testing.M) {
-	var err error
-	env, err = enginetest.Start(enginetest.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	env.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { enginetest.Main(m, enginetest.Options{}, &env) }
 
 const (
 	rbacAPI              = "rbac.authorization.k8s.io/v1"

@@ -3,7 +3,6 @@ package snapshotschedule
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -27,15 +26,7 @@ import (
 var env *enginetest.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = enginetest.Start(enginetest.Options{CRDDirs: []string{"crd.yaml"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	env.Stop()
-	os.Exit(code)
+	enginetest.Main(m, enginetest.Options{CRDDirs: []string{"crd.yaml"}}, &env)
 }
 
 const (

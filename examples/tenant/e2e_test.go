@@ -2,7 +2,6 @@ package tenant
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,15 +19,7 @@ import (
 var env *enginetest.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = enginetest.Start(enginetest.Options{CRDDirs: []string{"crd.yaml"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	env.Stop()
-	os.Exit(code)
+	enginetest.Main(m, enginetest.Options{CRDDirs: []string{"crd.yaml"}}, &env)
 }
 
 const (

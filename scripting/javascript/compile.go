@@ -86,16 +86,25 @@ func (c Compiler) compile(name, source string, l scripting.Linker) (scripting.Pr
 	}
 	bindings := p.collectTopLevel(astProg)
 
-	wrapped := wrapperPrefix + source + wrapperSuffix(bindings)
-	wast, err := parser.ParseFile(nil, name, wrapped, 0, parser.WithDisableSourceMaps)
-	if err != nil {
-		return nil, shiftFirstLine(parseError(name, wrapped, err))
-	}
-	rewriteAdds(wast)
-	if p.prg, err = goja.CompileAST(wast, false); err != nil {
-		return nil, shiftFirstLine(compileError(name, wrapped, wast.File, err))
+	if p.prg, err = compileWrapped(name, wrapperPrefix+source+wrapperSuffix(bindings), shiftFirstLine); err != nil {
+		return nil, err
 	}
 	return p, nil
+}
+
+// compileWrapped parses and compiles wrapped, a source inside the engine's wrapper, with the
+// guards' rewrites; shift moves an error's position back to the unwrapped source's lines.
+func compileWrapped(name, wrapped string, shift func(*scripting.CompileError) *scripting.CompileError) (*goja.Program, error) {
+	wast, err := parser.ParseFile(nil, name, wrapped, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		return nil, shift(parseError(name, wrapped, err))
+	}
+	rewriteAdds(wast)
+	prg, err := goja.CompileAST(wast, false)
+	if err != nil {
+		return nil, shift(compileError(name, wrapped, wast.File, err))
+	}
+	return prg, nil
 }
 
 // wrapperPrefix opens the function the source is compiled into; see Compile. Its name marks

@@ -62,14 +62,8 @@ func (c Compiler) CompileModule(name, source string, l scripting.Linker) (any, e
 	if m.deps, err = link(name, astProg, l, ref.Library); err != nil {
 		return nil, err
 	}
-	wrapped := modulePrefix + source + "\n})"
-	wast, err := parser.ParseFile(nil, name, wrapped, 0, parser.WithDisableSourceMaps)
-	if err != nil {
-		return nil, shiftModuleLine(parseError(name, wrapped, err))
-	}
-	rewriteAdds(wast)
-	if m.prg, err = goja.CompileAST(wast, false); err != nil {
-		return nil, shiftModuleLine(compileError(name, wrapped, wast.File, err))
+	if m.prg, err = compileWrapped(name, modulePrefix+source+"\n})", shiftModuleLine); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -356,3 +356,18 @@ func WarmWatchCaches(ctx context.Context, client dynamic.Interface, gvrs ...sche
 	}
 	return nil
 }
+
+// Main is a test package's TestMain: it starts the control plane and the engine with opts
+// into *env, runs the package's tests, stops them and exits with the tests' code; a start
+// that fails exits 1, saying why.
+func Main(m *testing.M, opts Options, env **Env) {
+	e, err := Start(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*env = e
+	code := m.Run()
+	e.Stop()
+	os.Exit(code)
+}

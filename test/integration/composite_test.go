@@ -17,15 +17,7 @@ import (
 var env *enginetest.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = enginetest.Start(enginetest.Options{CRDDirs: []string{filepath.Join("testdata", "crds")}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	env.Stop()
-	os.Exit(code)
+	enginetest.Main(m, enginetest.Options{CRDDirs: []string{filepath.Join("testdata", "crds")}}, &env)
 }
 
 const (
