@@ -34,9 +34,10 @@ Flags:
 const maxFailureLines = 40
 
 type hookTestOptions struct {
-	run     *regexp.Regexp
-	verbose bool
-	budgets hookBudgetFlags
+	run       *regexp.Regexp
+	verbose   bool
+	libraries []string
+	budgets   hookBudgetFlags
 }
 
 // hookTest is `metascript hook test`.
@@ -45,6 +46,7 @@ func hookTest(args []string, stdout, stderr io.Writer) int {
 	var o hookTestOptions
 	run := fs.String("run", "", "run only the cases whose name matches this regular expression")
 	fs.BoolVar(&o.verbose, "v", false, "print the hook's log lines for passing cases too")
+	libraries := addLibraryFlag(fs)
 	o.budgets.register(fs)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -52,6 +54,10 @@ func hookTest(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(files) == 0 {
 		return usageError(fs, "no test files")
+	}
+	o.libraries = *libraries
+	if _, err := readLibraryFiles(o.libraries); err != nil {
+		return usageError(fs, "%v", err)
 	}
 	if *run != "" {
 		if o.run, err = regexp.Compile(*run); err != nil {
@@ -92,7 +98,7 @@ func runSuite(ctx context.Context, path string, o *hookTestOptions, out io.Write
 	if err != nil {
 		return fileFailed(err)
 	}
-	set, err := readControllerFiles([]string{s.ControllerPath()})
+	set, err := readControllerFiles([]string{s.ControllerPath()}, o.libraries)
 	if err != nil {
 		return fileFailed(fmt.Errorf("controller: %v", err))
 	}

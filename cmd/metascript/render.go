@@ -46,6 +46,7 @@ Flags:
 // renderFlags are render's flags, parsed.
 type renderFlags struct {
 	files, observed  []string
+	libraries        []string
 	parent, hook     string
 	controller       string
 	diff, stable     bool
@@ -69,6 +70,7 @@ func renderCommand(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.stable, "until-stable", false, "feed each result back as observed state until nothing changes")
 	fs.IntVar(&f.maxRounds, "max-rounds", 10, "with --until-stable, the rounds after which the render is not stable")
 	nowFlag := fs.String("now", "", "fix the clock hooks and conditions read (RFC 3339), for repeatable output")
+	libraries := addLibraryFlag(fs)
 	f.budgets.register(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -91,7 +93,7 @@ func renderCommand(args []string, stdout, stderr io.Writer) int {
 	if !f.fixed {
 		f.now = time.Now()
 	}
-	f.files, f.observed, f.hookGiven = *files, observed, f.hook != ""
+	f.files, f.observed, f.libraries, f.hookGiven = *files, observed, *libraries, f.hook != ""
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	code, err := runRender(ctx, &f, stdout, stderr)
@@ -114,7 +116,7 @@ type offlineController struct {
 // runRender renders; an error is bad input (exit 2), everything else is reported on stderr
 // and in the exit code.
 func runRender(ctx context.Context, f *renderFlags, stdout, stderr io.Writer) (int, error) {
-	set, err := readControllerFiles(f.files)
+	set, err := readControllerFiles(f.files, f.libraries)
 	if err != nil {
 		return 0, err
 	}

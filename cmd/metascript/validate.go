@@ -51,6 +51,7 @@ Flags:
 func validate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", validateUsage, stderr)
 	fileFlag := addFileFlag(fs, "file to validate (plain arguments are files too)")
+	libraryFlag := addLibraryFlag(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -69,7 +70,15 @@ func validate(args []string, stdout, stderr io.Writer) int {
 			parsed = append(parsed, manifest.Parse(p, data[i]))
 		}
 	}
+	extra, err := readLibraryFiles(*libraryFlag)
+	if err != nil {
+		return usageError(fs, "%v", err)
+	}
 	objs := objectsOf(manifest.NewSet(parsed...))
+	objs.libraries = append(objs.libraries, extra...)
+	if err := checkLibraries(objs.libraries); err != nil {
+		return usageError(fs, "%v", err)
+	}
 	// Compile only: the clock and budgets do not matter, and top levels run under the
 	// scripting defaults whatever the flags.
 	rt, err := offlineRuntime(time.Time{}, hookBudgetFlags{})

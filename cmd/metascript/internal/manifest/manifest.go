@@ -53,6 +53,8 @@ type File struct {
 	Secrets     Secrets
 	// CRDs are the CustomResourceDefinitions, which name the kinds of custom resources.
 	CRDs []CRD
+	// Libraries are the HookLibraries and NamespacedHookLibraries, in file order.
+	Libraries []Library
 	// Errors are the documents that could not be decoded, in file order.
 	Errors []*DocError
 }
@@ -116,6 +118,13 @@ func (f *File) add(line int, v any) {
 		if err := f.Secrets.add(obj); err != nil {
 			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Err: err})
 		}
+	case IsLibrary(obj):
+		l, err := ReadLibrary(f.Path, line, obj)
+		if err != nil {
+			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Ref: refOfLibrary(obj), Err: err})
+			return
+		}
+		f.Libraries = append(f.Libraries, l)
 	case IsController(obj):
 		c, err := ReadController(f.Path, line, obj)
 		if err == nil && c.Name == "" {
