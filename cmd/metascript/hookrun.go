@@ -28,6 +28,9 @@ controller resource, an empty group per child (attachment, output) resource, fin
 only for a parent with a deletionTimestamp) and related (empty groups for what an inline
 customize hook selects); the parent alone is a request.
 
+The hook libraries hooks load (lib:NAME/MODULE) are read from the --library files and the
+-f files, scoped as the engine scopes them (docs/hook-libraries.md, "Offline").
+
 Controller kinds and their hooks (* the one called when --hook is not given):
 ` + kindHooks(primary) + `
 Exit status: 0 the hook answered; 1 the hook failed (compile, runtime, budget, output or

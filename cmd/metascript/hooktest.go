@@ -21,6 +21,9 @@ hooks of the controller the file names as the engine does, calls them with each 
 request and checks the response. Prints PASS or FAIL per case, under a failing case what
 differs and the hook's log lines, and finally "N passed, N failed".
 
+The hook libraries hooks load (lib:NAME/MODULE) are read from the --library files and the
+controller files, scoped as the engine scopes them (docs/hook-libraries.md, "Offline").
+
 Controller kinds and their hooks (* the one a case calls when neither it nor its file
 names a hook):
 ` + kindHooks(primary) + `

@@ -35,6 +35,9 @@ to stderr.
 are observed too. Resources are resolved from the built-in ones and the
 CustomResourceDefinitions among the files.
 
+The hook libraries hooks load (lib:NAME/MODULE) are read from the --library files and the
+-f files, scoped as the engine scopes them (docs/hook-libraries.md, "Offline").
+
 Controller kinds and their hooks (* the hook called for a parent that is not finalizing):
 ` + kindHooks(primary) + `
 Exit status: 0 rendered; 1 a hook failed or answered invalidly, a child could not be

@@ -29,6 +29,8 @@ would, and reports every problem of every document:
     spec.serviceAccount and a namespaced controller's ConfigMap and Secret references stay in
     its namespace: the checks of 'metascript admission', offline. Hooks are not called.
 A Metacontroller resource (metacontroller.k8s.io) is a problem: convert it first.
+The hook libraries hooks load (lib:NAME/MODULE) are read from the --library files and the
+checked files, scoped as the engine scopes them (docs/hook-libraries.md, "Offline").
 
 Controller kinds and their hooks (* required):
 ` + kindHooks(required) + `

@@ -1,10 +1,10 @@
 // Package manifest reads controller resources of every kind engine/kinds lists (described
 // alike by Controller), the ConfigMaps their hooks may take source from, the Secrets their
-// webhooks may take credentials from and the CustomResourceDefinitions that name the kinds of
-// their resources, out of YAML or JSON files the way the offline commands
-// need them: several documents per file, `kind: List`, strict decoding that names a misspelt
-// field instead of dropping it as the API server's pruning would. It knows nothing about
-// running hooks.
+// webhooks may take credentials from, the HookLibraries and NamespacedHookLibraries their
+// hooks may load and the CustomResourceDefinitions that name the kinds of their resources,
+// out of YAML or JSON files the way the offline commands need them: several documents per
+// file, `kind: List`, strict decoding that names a misspelt field instead of dropping it as
+// the API server's pruning would. It knows nothing about running hooks.
 package manifest
 
 import (
