@@ -35,6 +35,13 @@ type Libraries interface {
 	Scope() string
 }
 
+// LibraryHinter is implemented by Libraries that can say how to supply a library they do
+// not hold (the offline commands: "give it with --library FILE"). The hint follows the
+// engine's own "library NAME not found" message, in parentheses.
+type LibraryHinter interface {
+	MissingHint(name string) string
+}
+
 // LibraryRevision is a short content hash of modules: equal modules, equal revision.
 func LibraryRevision(modules map[string]LibraryModule) string {
 	names := make([]string, 0, len(modules))

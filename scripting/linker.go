@@ -149,6 +149,11 @@ func (l *hookLinker) Module(from string, ref LibraryRef) (any, error) {
 		scope := "no libraries are offered here"
 		if l.libs != nil {
 			scope = "no " + l.libs.Scope() + " of that name"
+			if h, ok := l.libs.(LibraryHinter); ok {
+				if hint := h.MissingHint(ref.Library); hint != "" {
+					scope += " (" + hint + ")"
+				}
+			}
 		}
 		return nil, &LibraryError{Ref: ref, Msg: "library " + ref.Library + " not found: " + scope}
 	}

@@ -74,6 +74,13 @@ func addFileFlag(fs *flag.FlagSet, what string) *stringList {
 	return &files
 }
 
+// addLibraryFlag registers --library, the files of the hook libraries that hooks load.
+func addLibraryFlag(fs *flag.FlagSet) *stringList {
+	var files stringList
+	fs.Var(&files, "library", "file of HookLibrary / NamespacedHookLibrary documents the hooks load (lib:NAME/MODULE), scoped as the engine scopes them; libraries in -f files count too; repeatable")
+	return &files
+}
+
 // hookBudgetFlags are the hook budget flags: the budget a hook gets when its controller asks
 // for none, and the most a controller may ask for. The offline commands share them with
 // `run` so that a hook runs offline under the budget it gets in the engine.

@@ -28,6 +28,9 @@ controller resource, an empty group per child (attachment, output) resource, fin
 only for a parent with a deletionTimestamp) and related (empty groups for what an inline
 customize hook selects); the parent alone is a request.
 
+The hook libraries hooks load (lib:NAME/MODULE) are read from the --library files and the
+-f files, scoped as the engine scopes them (docs/hook-libraries.md, "Offline").
+
 Controller kinds and their hooks (* the one called when --hook is not given):
 ` + kindHooks(primary) + `
 Exit status: 0 the hook answered; 1 the hook failed (compile, runtime, budget, output or
@@ -46,6 +49,7 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 	name := fs.String("controller", "", "controller name, when the files hold several; KIND/NAME (e.g. decoratorcontroller/NAME) when two kinds share it")
 	nowFlag := fs.String("now", "", "fix the clock hooks read (RFC 3339), for repeatable output")
 	compact := fs.Bool("compact", false, "print the response on one line")
+	libraries := addLibraryFlag(fs)
 	budgets.register(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -64,7 +68,7 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, "%v", err)
 	}
 
-	set, err := readControllerFiles(*files)
+	set, err := readControllerFiles(*files, *libraries)
 	if err != nil {
 		return usageError(fs, "%v", err)
 	}
@@ -114,8 +118,14 @@ func hookRun(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// readControllerFiles reads every file; a file or document that cannot be read is an error.
-func readControllerFiles(paths []string) (*manifest.Set, error) {
+// readControllerFiles reads every file, and the hook libraries of the --library files
+// libraryPaths; a file or document that cannot be read is an error, as are two libraries
+// of one name in one scope.
+func readControllerFiles(paths, libraryPaths []string) (*manifest.Set, error) {
+	extra, err := readLibraryFiles(libraryPaths)
+	if err != nil {
+		return nil, err
+	}
 	var files []*manifest.File
 	var errs []error
 	for _, p := range paths {
@@ -132,7 +142,12 @@ func readControllerFiles(paths []string) (*manifest.Set, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return manifest.NewSet(files...), nil
+	set := manifest.NewSet(files...)
+	set.Libraries = append(set.Libraries, extra...)
+	if err := checkLibraries(set.Libraries); err != nil {
+		return nil, err
+	}
+	return set, nil
 }
 
 // readRequest reads a request object from a YAML or JSON file, or stdin for "-".

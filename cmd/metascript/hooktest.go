@@ -21,6 +21,9 @@ hooks of the controller the file names as the engine does, calls them with each 
 request and checks the response. Prints PASS or FAIL per case, under a failing case what
 differs and the hook's log lines, and finally "N passed, N failed".
 
+The hook libraries hooks load (lib:NAME/MODULE) are read from the --library files and the
+controller files, scoped as the engine scopes them (docs/hook-libraries.md, "Offline").
+
 Controller kinds and their hooks (* the one a case calls when neither it nor its file
 names a hook):
 ` + kindHooks(primary) + `
@@ -34,9 +37,10 @@ Flags:
 const maxFailureLines = 40
 
 type hookTestOptions struct {
-	run     *regexp.Regexp
-	verbose bool
-	budgets hookBudgetFlags
+	run       *regexp.Regexp
+	verbose   bool
+	libraries []string
+	budgets   hookBudgetFlags
 }
 
 // hookTest is `metascript hook test`.
@@ -45,6 +49,7 @@ func hookTest(args []string, stdout, stderr io.Writer) int {
 	var o hookTestOptions
 	run := fs.String("run", "", "run only the cases whose name matches this regular expression")
 	fs.BoolVar(&o.verbose, "v", false, "print the hook's log lines for passing cases too")
+	libraries := addLibraryFlag(fs)
 	o.budgets.register(fs)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -52,6 +57,10 @@ func hookTest(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(files) == 0 {
 		return usageError(fs, "no test files")
+	}
+	o.libraries = *libraries
+	if _, err := readLibraryFiles(o.libraries); err != nil {
+		return usageError(fs, "%v", err)
 	}
 	if *run != "" {
 		if o.run, err = regexp.Compile(*run); err != nil {
@@ -92,7 +101,7 @@ func runSuite(ctx context.Context, path string, o *hookTestOptions, out io.Write
 	if err != nil {
 		return fileFailed(err)
 	}
-	set, err := readControllerFiles([]string{s.ControllerPath()})
+	set, err := readControllerFiles([]string{s.ControllerPath()}, o.libraries)
 	if err != nil {
 		return fileFailed(fmt.Errorf("controller: %v", err))
 	}

@@ -55,16 +55,21 @@ func offlineRuntime(now time.Time, budgets hookBudgetFlags) (*scripting.Runtime,
 }
 
 // offlineObjects are the ConfigMaps and Secrets of the given files: where hook sources and
-// webhook connection settings are read offline (a hooks.SourceResolver and SecretReader).
+// webhook connection settings are read offline (a hooks.SourceResolver and SecretReader);
+// and the hook libraries given (-f or --library files), which hooks load.
 type offlineObjects struct {
 	manifest.ConfigMaps
 	manifest.Secrets
+	libraries []manifest.Library
 }
 
-func objectsOf(s *manifest.Set) offlineObjects { return offlineObjects{s.ConfigMaps, s.Secrets} }
+func objectsOf(s *manifest.Set) offlineObjects {
+	return offlineObjects{s.ConfigMaps, s.Secrets, s.Libraries}
+}
 
 // buildHook builds one hook of c the way the engine's manager does: ConfigMap sources, and
-// what webhooks and endpointConfigs refer to, are read from objs.
+// what webhooks and endpointConfigs refer to, are read from objs, and the libraries its
+// source loads are those of objs in c's scope.
 func buildHook(ctx context.Context, rt *scripting.Runtime, objs offlineObjects, c *manifest.Controller,
 	hook string) (hooks.Invoker, error) {
 	h, err := c.Hook(hook)
@@ -72,7 +77,7 @@ func buildHook(ctx context.Context, rt *scripting.Runtime, objs offlineObjects, 
 		return nil, err
 	}
 	return hooks.Build(ctx, hooks.Spec{Controller: c.Ref(), Hook: hook, Def: h.Def, Shared: c.Script,
-		ResponseFields: h.Response, EndpointConfigs: c.EndpointConfigs}, rt, objs)
+		ResponseFields: h.Response, EndpointConfigs: c.EndpointConfigs, Libraries: librariesFor(objs.libraries, c)}, rt, objs)
 }
 
 // hookLogger writes a hook's log lines (Starlark print, the log module) as text to w.

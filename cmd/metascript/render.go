@@ -35,6 +35,9 @@ to stderr.
 are observed too. Resources are resolved from the built-in ones and the
 CustomResourceDefinitions among the files.
 
+The hook libraries hooks load (lib:NAME/MODULE) are read from the --library files and the
+-f files, scoped as the engine scopes them (docs/hook-libraries.md, "Offline").
+
 Controller kinds and their hooks (* the hook called for a parent that is not finalizing):
 ` + kindHooks(primary) + `
 Exit status: 0 rendered; 1 a hook failed or answered invalidly, a child could not be
@@ -46,6 +49,7 @@ Flags:
 // renderFlags are render's flags, parsed.
 type renderFlags struct {
 	files, observed  []string
+	libraries        []string
 	parent, hook     string
 	controller       string
 	diff, stable     bool
@@ -69,6 +73,7 @@ func renderCommand(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.stable, "until-stable", false, "feed each result back as observed state until nothing changes")
 	fs.IntVar(&f.maxRounds, "max-rounds", 10, "with --until-stable, the rounds after which the render is not stable")
 	nowFlag := fs.String("now", "", "fix the clock hooks and conditions read (RFC 3339), for repeatable output")
+	libraries := addLibraryFlag(fs)
 	f.budgets.register(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -91,7 +96,7 @@ func renderCommand(args []string, stdout, stderr io.Writer) int {
 	if !f.fixed {
 		f.now = time.Now()
 	}
-	f.files, f.observed, f.hookGiven = *files, observed, f.hook != ""
+	f.files, f.observed, f.libraries, f.hookGiven = *files, observed, *libraries, f.hook != ""
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	code, err := runRender(ctx, &f, stdout, stderr)
@@ -114,7 +119,7 @@ type offlineController struct {
 // runRender renders; an error is bad input (exit 2), everything else is reported on stderr
 // and in the exit code.
 func runRender(ctx context.Context, f *renderFlags, stdout, stderr io.Writer) (int, error) {
-	set, err := readControllerFiles(f.files)
+	set, err := readControllerFiles(f.files, f.libraries)
 	if err != nil {
 		return 0, err
 	}

@@ -29,6 +29,8 @@ would, and reports every problem of every document:
     spec.serviceAccount and a namespaced controller's ConfigMap and Secret references stay in
     its namespace: the checks of 'metascript admission', offline. Hooks are not called.
 A Metacontroller resource (metacontroller.k8s.io) is a problem: convert it first.
+The hook libraries hooks load (lib:NAME/MODULE) are read from the --library files and the
+checked files, scoped as the engine scopes them (docs/hook-libraries.md, "Offline").
 
 Controller kinds and their hooks (* required):
 ` + kindHooks(required) + `
@@ -51,6 +53,7 @@ Flags:
 func validate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", validateUsage, stderr)
 	fileFlag := addFileFlag(fs, "file to validate (plain arguments are files too)")
+	libraryFlag := addLibraryFlag(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -69,7 +72,15 @@ func validate(args []string, stdout, stderr io.Writer) int {
 			parsed = append(parsed, manifest.Parse(p, data[i]))
 		}
 	}
+	extra, err := readLibraryFiles(*libraryFlag)
+	if err != nil {
+		return usageError(fs, "%v", err)
+	}
 	objs := objectsOf(manifest.NewSet(parsed...))
+	objs.libraries = append(objs.libraries, extra...)
+	if err := checkLibraries(objs.libraries); err != nil {
+		return usageError(fs, "%v", err)
+	}
 	// Compile only: the clock and budgets do not matter, and top levels run under the
 	// scripting defaults whatever the flags.
 	rt, err := offlineRuntime(time.Time{}, hookBudgetFlags{})

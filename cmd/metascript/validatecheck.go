@@ -110,6 +110,8 @@ func (fc *fileCheck) value(doc *yamlpos.Document, v any) {
 	case apiVersion == convert.MetacontrollerAPI && slices.Contains(convert.Kinds, kind):
 		fc.add(finding{pos: doc.Position("apiVersion"), ref: refOf(obj), field: "apiVersion",
 			msg: "a Metacontroller manifest: run 'metascript convert'"})
+	case manifest.IsLibrary(obj):
+		fc.library(doc, obj)
 	case group == v1alpha1.GroupVersion.Group:
 		fc.resource(doc, obj, group)
 	default:
@@ -189,7 +191,10 @@ func (fc *fileCheck) controller(doc *yamlpos.Document, obj map[string]any) {
 	}
 	fc.hooks += len(c.Hooks())
 	removed := append(checked.Removed, refused...)
-	for _, p := range admission.Controller(fc.ctx, c.Descriptor, c.Declared, admission.Options{Compiler: fc.rt, Objects: fc.objs}) {
+	for _, p := range admission.Controller(fc.ctx, c.Descriptor, c.Declared, admission.Options{Compiler: fc.rt, Objects: fc.objs,
+		Libraries: func(namespaced bool, ns string) scripting.Libraries {
+			return librariesIn(fc.objs.libraries, namespaced, ns)
+		}}) {
 		path := p.Path()
 		if slices.ContainsFunc(removed, func(r string) bool { return fieldpath.Within(path, r) }) ||
 			slices.ContainsFunc(reported, func(s crdschema.Problem) bool { return sameRule(s, path, p.Detail()) }) {

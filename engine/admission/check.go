@@ -84,6 +84,11 @@ type Options struct {
 	// hook whose source or webhook settings need one is not built (its references are still
 	// checked for confinement).
 	Objects hooks.SourceResolver
+	// Libraries, when set, are the hook libraries the hooks of a controller may load, given
+	// its kind's scope and its namespace (as the engine's manager chooses them); the hooks
+	// are compiled linked to them. Nil offers none: a hook that loads a library fails to
+	// compile.
+	Libraries func(namespaced bool, namespace string) scripting.Libraries
 	// Ceilings, when set, are the engine's budget ceilings: a hook asking for more is a
 	// problem (the engine would run it capped).
 	Ceilings *scripting.Budget
@@ -133,6 +138,10 @@ func Controller(ctx context.Context, kind *reconcile.Descriptor, decl *reconcile
 	if objects == nil {
 		objects = unread{}
 	}
+	var libs scripting.Libraries
+	if opts.Libraries != nil {
+		libs = opts.Libraries(kind.Namespaced, decl.Namespace)
+	}
 	// A shared script is compiled on its own, so that an error in it is reported once and
 	// even when no hook calls it yet.
 	sharedErrs := map[scripting.Language]*scripting.CompileError{}
@@ -144,7 +153,7 @@ func Controller(ctx context.Context, kind *reconcile.Descriptor, decl *reconcile
 			if s.src == nil {
 				continue
 			}
-			err := compileShared(ctx, opts.Compiler, objects, ref, s.lang, s.src)
+			err := compileShared(ctx, opts.Compiler, objects, libs, ref, s.lang, s.src)
 			var ce *scripting.CompileError
 			if errors.As(err, &ce) {
 				sharedErrs[s.lang] = ce
@@ -165,7 +174,7 @@ func Controller(ctx context.Context, kind *reconcile.Descriptor, decl *reconcile
 			continue
 		}
 		_, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: h.Name, Def: def, Shared: decl.Script,
-			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs}, opts.Compiler, objects)
+			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: libs}, opts.Compiler, objects)
 		var ce *scripting.CompileError
 		switch {
 		case errors.As(err, &ce) && ce.File == ref+"/script" && sameError(ce, sharedErrs[ce.Language]):
@@ -225,7 +234,7 @@ func checkForm(h *v1alpha1.Hook) error {
 
 // compileShared compiles a controller's shared script under the name hooks.Build uses, so
 // the compile cache serves the hooks that call it.
-func compileShared(ctx context.Context, c hooks.Compiler, objects hooks.SourceResolver, ref string,
+func compileShared(ctx context.Context, c hooks.Compiler, objects hooks.SourceResolver, libs scripting.Libraries, ref string,
 	lang scripting.Language, src *v1alpha1.ScriptSource) error {
 	code := src.Source
 	switch {
@@ -238,6 +247,10 @@ func compileShared(ctx context.Context, c hooks.Compiler, objects hooks.SourceRe
 		}
 	case src.Source == "":
 		return errors.New("exactly one of source or configMapRef must be set, got neither")
+	}
+	if lc, ok := c.(hooks.LinkingCompiler); ok && libs != nil {
+		_, err := lc.CompileLinked(lang, ref+"/script", code, libs)
+		return err
 	}
 	_, err := c.Compile(lang, ref+"/script", code)
 	return err

@@ -3,7 +3,6 @@ package manager
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/informers"
 	"metascript.dev/metascript/scripting"
 )
@@ -75,12 +75,7 @@ func (s *scopedLibraries) Library(name string) (*scripting.Library, bool) {
 	return lib, true
 }
 
-func (s *scopedLibraries) Scope() string {
-	if s.namespace == "" {
-		return "HookLibrary"
-	}
-	return "NamespacedHookLibrary in namespace " + s.namespace
-}
+func (s *scopedLibraries) Scope() string { return hooks.LibraryScope(s.namespace) }
 
 // names is what the compiles so far asked for: library name → revision ("" missing).
 func (s *scopedLibraries) names() map[string]string {
@@ -100,27 +95,7 @@ func libraryOf(u *unstructured.Unstructured) (*scripting.Library, error) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec); err != nil {
 		return nil, err
 	}
-	return LibraryOf(u.GetName(), spec)
-}
-
-// LibraryOf is the scripting form of a library spec; a module must name exactly one
-// language, and module names must be distinct.
-func LibraryOf(name string, spec v1alpha1.HookLibrarySpec) (*scripting.Library, error) {
-	mods := make(map[string]scripting.LibraryModule, len(spec.Modules))
-	for i, m := range spec.Modules {
-		if _, dup := mods[m.Name]; dup {
-			return nil, fmt.Errorf("spec.modules[%d]: module %q is defined twice", i, m.Name)
-		}
-		switch {
-		case (m.Starlark == "") == (m.JavaScript == ""):
-			return nil, fmt.Errorf("spec.modules[%d] (%s): exactly one of starlark or javascript must be set", i, m.Name)
-		case m.Starlark != "":
-			mods[m.Name] = scripting.LibraryModule{Language: scripting.Starlark, Source: m.Starlark}
-		default:
-			mods[m.Name] = scripting.LibraryModule{Language: scripting.JavaScript, Source: m.JavaScript}
-		}
-	}
-	return scripting.NewLibrary(name, mods), nil
+	return hooks.LibraryOf(u.GetName(), spec)
 }
 
 // librariesFor are the libraries a controller of namespace ns (""; cluster-scoped) may load.

@@ -161,3 +161,18 @@ func TestLibraryNotOfferedByPlainCompile(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// hinted is a library set that says how to supply a missing library.
+type hinted struct{ *scripting.LibrarySet }
+
+func (hinted) MissingHint(name string) string { return "give " + name + " somehow" }
+
+func TestLibraryMissingHint(t *testing.T) {
+	rt := scripting.NewRuntime(scripting.Options{}, NewCompiler())
+	libs := hinted{hooktest.Libraries(t, "libraries")}
+	_, err := rt.CompileLinked(scripting.Starlark, "h", `load("lib:absent/x.star", "x")`+"\ndef sync(r):\n    return {}\n", libs)
+	want := "library absent not found: no HookLibrary of that name (give absent somehow)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want ...%s", err, want)
+	}
+}

@@ -1,10 +1,10 @@
 // Package manifest reads controller resources of every kind engine/kinds lists (described
 // alike by Controller), the ConfigMaps their hooks may take source from, the Secrets their
-// webhooks may take credentials from and the CustomResourceDefinitions that name the kinds of
-// their resources, out of YAML or JSON files the way the offline commands
-// need them: several documents per file, `kind: List`, strict decoding that names a misspelt
-// field instead of dropping it as the API server's pruning would. It knows nothing about
-// running hooks.
+// webhooks may take credentials from, the HookLibraries and NamespacedHookLibraries their
+// hooks may load and the CustomResourceDefinitions that name the kinds of their resources,
+// out of YAML or JSON files the way the offline commands need them: several documents per
+// file, `kind: List`, strict decoding that names a misspelt field instead of dropping it as
+// the API server's pruning would. It knows nothing about running hooks.
 package manifest
 
 import (
@@ -53,6 +53,8 @@ type File struct {
 	Secrets     Secrets
 	// CRDs are the CustomResourceDefinitions, which name the kinds of custom resources.
 	CRDs []CRD
+	// Libraries are the HookLibraries and NamespacedHookLibraries, in file order.
+	Libraries []Library
 	// Errors are the documents that could not be decoded, in file order.
 	Errors []*DocError
 }
@@ -116,6 +118,13 @@ func (f *File) add(line int, v any) {
 		if err := f.Secrets.add(obj); err != nil {
 			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Err: err})
 		}
+	case IsLibrary(obj):
+		l, err := ReadLibrary(f.Path, line, obj)
+		if err != nil {
+			f.Errors = append(f.Errors, &DocError{File: f.Path, Line: line, Ref: refOfLibrary(obj), Err: err})
+			return
+		}
+		f.Libraries = append(f.Libraries, l)
 	case IsController(obj):
 		c, err := ReadController(f.Path, line, obj)
 		if err == nil && c.Name == "" {

@@ -5,13 +5,15 @@ import (
 	"strings"
 )
 
-// Set is the controllers, ConfigMaps, Secrets and CustomResourceDefinitions of several files.
+// Set is the controllers, ConfigMaps, Secrets, CustomResourceDefinitions and hook libraries
+// of several files.
 type Set struct {
 	Files       []*File
 	Controllers []*Controller
 	ConfigMaps  ConfigMaps
 	Secrets     Secrets
 	CRDs        []CRD
+	Libraries   []Library
 }
 
 // NewSet gathers files; a ConfigMap or Secret in any of them can serve a controller in any
@@ -27,6 +29,7 @@ func NewSet(files ...*File) *Set {
 			s.Secrets[k] = v
 		}
 		s.CRDs = append(s.CRDs, f.CRDs...)
+		s.Libraries = append(s.Libraries, f.Libraries...)
 	}
 	return s
 }
