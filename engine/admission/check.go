@@ -86,8 +86,10 @@ type Options struct {
 	Objects hooks.SourceResolver
 	// Libraries, when set, are the hook libraries the hooks of a controller may load, given
 	// its kind's scope and its namespace (as the engine's manager chooses them); the hooks
-	// are compiled linked to them. Nil offers none: a hook that loads a library fails to
-	// compile.
+	// are compiled linked to them. Nil: the libraries are not seen (the admission webhook),
+	// and an inline source that loads one is not compiled, because a library may be created
+	// after the controllers that load it; the engine reports a missing or broken library as
+	// a condition of each controller that loads it.
 	Libraries func(namespaced bool, namespace string) scripting.Libraries
 	// Ceilings, when set, are the engine's budget ceilings: a hook asking for more is a
 	// problem (the engine would run it capped).
@@ -150,7 +152,7 @@ func Controller(ctx context.Context, kind *reconcile.Descriptor, decl *reconcile
 			lang scripting.Language
 			src  *v1alpha1.ScriptSource
 		}{{scripting.Starlark, sh.Starlark}, {scripting.JavaScript, sh.JavaScript}} {
-			if s.src == nil {
+			if s.src == nil || libs == nil && len(scripting.LibraryNames(s.src.Source)) > 0 {
 				continue
 			}
 			err := compileShared(ctx, opts.Compiler, objects, libs, ref, s.lang, s.src)
@@ -173,8 +175,11 @@ func Controller(ctx context.Context, kind *reconcile.Descriptor, decl *reconcile
 			add(field, err)
 			continue
 		}
-		_, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: h.Name, Def: def, Shared: decl.Script,
-			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: libs}, opts.Compiler, objects)
+		var err error
+		if libs != nil || !loadsLibraries(def, decl.Script) {
+			_, err = hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: h.Name, Def: def, Shared: decl.Script,
+				ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: libs}, opts.Compiler, objects)
+		}
 		var ce *scripting.CompileError
 		switch {
 		case errors.As(err, &ce) && ce.File == ref+"/script" && sameError(ce, sharedErrs[ce.Language]):
@@ -254,6 +259,35 @@ func compileShared(ctx context.Context, c hooks.Compiler, objects hooks.SourceRe
 	}
 	_, err := c.Compile(lang, ref+"/script", code)
 	return err
+}
+
+// loadsLibraries reports whether the inline source hook def runs loads hook libraries: its
+// own source, or the shared script of its language when it names only a function.
+func loadsLibraries(def *v1alpha1.Hook, shared *v1alpha1.SharedScript) bool {
+	for _, s := range []struct {
+		hook   *v1alpha1.InlineScript
+		shared *v1alpha1.ScriptSource
+	}{{def.Starlark, sharedOf(shared, true)}, {def.JavaScript, sharedOf(shared, false)}} {
+		switch {
+		case s.hook == nil:
+		case s.hook.Source != "":
+			return len(scripting.LibraryNames(s.hook.Source)) > 0
+		case s.shared != nil:
+			return len(scripting.LibraryNames(s.shared.Source)) > 0
+		}
+	}
+	return false
+}
+
+// sharedOf is the shared script's Starlark (starlark) or JavaScript source, nil without one.
+func sharedOf(shared *v1alpha1.SharedScript, starlark bool) *v1alpha1.ScriptSource {
+	switch {
+	case shared == nil:
+		return nil
+	case starlark:
+		return shared.Starlark
+	}
+	return shared.JavaScript
 }
 
 func sameError(a, b *scripting.CompileError) bool {
