@@ -142,13 +142,15 @@ func (r *Runner) childHandler(rule int) cache.ResourceEventHandler {
 			}
 			// An orphan concerns candidate parents only when its labels changed, or when it
 			// just became an orphan.
-			if curRef != nil || oldRef != nil || !maps.Equal(o.GetLabels(), c.GetLabels()) {
+			relabelled := !maps.Equal(o.GetLabels(), c.GetLabels())
+			switch {
+			case curRef != nil || oldRef != nil:
 				is = r.childRequests(c)
-			} else {
-				is = r.labelledRequests(c) // a child beyond its parent's namespace: its parent only
-			}
-			if curRef == nil && oldRef == nil && !maps.Equal(o.GetLabels(), c.GetLabels()) {
+			case relabelled:
+				is = r.childRequests(c)
 				was = r.labelledRequests(o) // the parent that claimed it by label, if it lost it
+			default:
+				is = r.labelledRequests(c) // a child beyond its parent's namespace: its parent only
 			}
 			r.enqueue("child", was, is)
 		},
