@@ -44,6 +44,12 @@ type LibraryHinter interface {
 
 // LibraryRevision is a short content hash of modules: equal modules, equal revision.
 func LibraryRevision(modules map[string]LibraryModule) string {
+	return modulesDigest(modules)[:12]
+}
+
+// modulesDigest is the content hash of modules, in hex: the revision is its prefix, and the
+// compile cache keys a library by its whole.
+func modulesDigest(modules map[string]LibraryModule) string {
 	names := make([]string, 0, len(modules))
 	for n := range modules {
 		names = append(names, n)
@@ -54,7 +60,7 @@ func LibraryRevision(modules map[string]LibraryModule) string {
 		m := modules[n]
 		fmt.Fprintf(h, "%d:%s%d:%s%d:%s", len(n), n, len(m.Language), m.Language, len(m.Source), m.Source)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:12]
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // LibraryPrefix starts every library reference.

@@ -1,7 +1,6 @@
 package scripting
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -82,16 +81,9 @@ func (r *Runtime) CompileLibrary(lib *Library) error {
 // ModulesCompiled counts the library modules this Runtime compiled, for tests and metrics.
 func (r *Runtime) ModulesCompiled() uint64 { return r.modulesCompiled.Load() }
 
-// contentKey identifies a library's full content (the revision is a short form of it).
-func contentKey(l *Library) string {
-	h := sha256.New()
-	h.Write([]byte(l.Name))
-	for _, n := range sortedModules(l) {
-		m := l.Modules[n]
-		fmt.Fprintf(h, "\x00%d:%s%s\x00%d:%s", len(n), n, m.Language, len(m.Source), m.Source)
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
+// contentKey identifies a library by its name and full content (the revision is a short
+// form of the content's hash).
+func contentKey(l *Library) string { return l.Name + "\x00" + modulesDigest(l.Modules) }
 
 func sortedModules(l *Library) []string {
 	names := make([]string, 0, len(l.Modules))
