@@ -106,8 +106,9 @@ type HookRolloutStatus struct {
 	// DryRun is what Revision would do to the parents, while the policy asks for a dry run.
 	// +optional
 	DryRun *HookDryRun `json:"dryRun,omitempty"`
-	// Stable holds the hooks of StableRevision (spec.hooks and spec.script as they were),
-	// from which the engine compiles them again after a restart.
+	// Stable holds the hooks of StableRevision (spec.hooks and spec.script as they were,
+	// and the spec of each hook library they loaded), from which the engine compiles them
+	// again after a restart.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Schemaless

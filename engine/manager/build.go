@@ -14,6 +14,7 @@ import (
 	"metascript.dev/metascript/engine/identity"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/scripting"
 )
 
 // built is a controller ready to start.
@@ -146,7 +147,7 @@ func (m *Manager) resolve(field string, rule v1alpha1.ResourceRule) (resources.R
 // missing Secret, ConfigMap or key, InvalidWebhookConfig when they are all unusable webhook
 // settings, CompileError otherwise.
 func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Declared, defs []reconcile.Hook, compiler hooks.Compiler,
-	libs *scopedLibraries) (map[string]hooks.Invoker, []string, error) {
+	libs scripting.Libraries) (map[string]hooks.Invoker, []string, error) {
 	invokers := map[string]hooks.Invoker{}
 	var capped []string
 	var joined []error

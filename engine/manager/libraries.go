@@ -43,36 +43,54 @@ type libraryWatch struct {
 
 // scopedLibraries are the libraries one controller's hooks may load: cluster HookLibraries
 // for a cluster-scoped controller, the NamespacedHookLibraries of its namespace for a
-// namespaced one. It records each name asked for, with the revision found ("" if none), so
-// that the manager knows what the controller depends on, including libraries not there yet.
+// namespaced one. It records each name asked for, with what it found, so that the manager
+// knows what the controller depends on, including libraries not there yet. A name is looked
+// up once: every hook of one build loads the same revision of a library.
 type scopedLibraries struct {
 	indexer   cache.Indexer
 	namespace string
 
 	mu    sync.Mutex
-	asked map[string]string
+	asked map[string]*foundLibrary // nil: missing
+}
+
+// foundLibrary is a library as one build found it: compiled form and spec.
+type foundLibrary struct {
+	lib  *scripting.Library
+	spec *v1alpha1.HookLibrarySpec
 }
 
 func (s *scopedLibraries) Library(name string) (*scripting.Library, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, asked := s.asked[name]; asked {
+		return f.libOrNil()
+	}
 	k := name
 	if s.namespace != "" {
 		k = s.namespace + "/" + name
 	}
-	var lib *scripting.Library
+	var f *foundLibrary
 	if obj, ok, _ := s.indexer.GetByKey(k); ok {
-		lib, _ = libraryOf(obj.(*unstructured.Unstructured))
+		spec, err := librarySpecOf(obj.(*unstructured.Unstructured))
+		if err == nil {
+			if lib, err := hooks.LibraryOf(name, *spec); err == nil {
+				f = &foundLibrary{lib: lib, spec: spec}
+			}
+		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.asked == nil {
-		s.asked = map[string]string{}
+		s.asked = map[string]*foundLibrary{}
 	}
-	if lib == nil {
-		s.asked[name] = ""
+	s.asked[name] = f
+	return f.libOrNil()
+}
+
+func (f *foundLibrary) libOrNil() (*scripting.Library, bool) {
+	if f == nil {
 		return nil, false
 	}
-	s.asked[name] = lib.Revision
-	return lib, true
+	return f.lib, true
 }
 
 func (s *scopedLibraries) Scope() string { return hooks.LibraryScope(s.namespace) }
@@ -82,20 +100,49 @@ func (s *scopedLibraries) names() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[string]string, len(s.asked))
-	for n, r := range s.asked {
-		out[n] = r
+	for n, f := range s.asked {
+		out[n] = ""
+		if f != nil {
+			out[n] = f.lib.Revision
+		}
 	}
 	return out
 }
 
-// libraryOf reads a library resource; nil with an error for one that does not decode.
-func libraryOf(u *unstructured.Unstructured) (*scripting.Library, error) {
+// specs are the specs of the libraries the compiles so far loaded, by name: what a hook
+// revision covers besides the hooks (rollout.Hooks.Libraries); nil when they loaded none.
+func (s *scopedLibraries) specs() map[string]*v1alpha1.HookLibrarySpec {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out map[string]*v1alpha1.HookLibrarySpec
+	for n, f := range s.asked {
+		if f != nil {
+			if out == nil {
+				out = map[string]*v1alpha1.HookLibrarySpec{}
+			}
+			out[n] = f.spec
+		}
+	}
+	return out
+}
+
+// librarySpecOf reads the spec of a library resource.
+func librarySpecOf(u *unstructured.Unstructured) (*v1alpha1.HookLibrarySpec, error) {
 	var spec v1alpha1.HookLibrarySpec
 	raw, _ := u.Object["spec"].(map[string]any)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec); err != nil {
 		return nil, err
 	}
-	return hooks.LibraryOf(u.GetName(), spec)
+	return &spec, nil
+}
+
+// libraryOf reads a library resource; nil with an error for one that does not decode.
+func libraryOf(u *unstructured.Unstructured) (*scripting.Library, error) {
+	spec, err := librarySpecOf(u)
+	if err != nil {
+		return nil, err
+	}
+	return hooks.LibraryOf(u.GetName(), *spec)
 }
 
 // librariesFor are the libraries a controller of namespace ns (""; cluster-scoped) may load.

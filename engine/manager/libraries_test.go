@@ -67,3 +67,30 @@ func TestLibraryOfRefusesAmbiguousModules(t *testing.T) {
 		t.Fatal("a module with two languages was accepted")
 	}
 }
+
+// TestScopedLibrariesLookUpOnce: one build sees one revision of a library, even when it is
+// edited between two hooks' compiles, and its specs are what that revision held.
+func TestScopedLibrariesLookUpOnce(t *testing.T) {
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := indexer.Add(libraryObject("", "util", "X = 1")); err != nil {
+		t.Fatal(err)
+	}
+	s := &scopedLibraries{indexer: indexer}
+	first, _ := s.Library("util")
+	if err := indexer.Update(libraryObject("", "util", "X = 2")); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := s.Library("util"); again.Revision != first.Revision {
+		t.Fatalf("a second lookup found revision %s, the first %s", again.Revision, first.Revision)
+	}
+	if _, ok := s.Library("absent"); ok {
+		t.Fatal("a missing library was found")
+	}
+	specs := s.specs()
+	if len(specs) != 1 || specs["util"] == nil || specs["util"].Modules[0].Starlark != "X = 1" {
+		t.Fatalf("specs %+v, want util as first found", specs)
+	}
+	if fresh, _ := (&scopedLibraries{indexer: indexer}).Library("util"); fresh.Revision == first.Revision {
+		t.Fatal("a new build did not see the edit")
+	}
+}

@@ -12,14 +12,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/reconcile"
 	"metascript.dev/metascript/engine/rollout"
+	"metascript.dev/metascript/scripting"
 )
 
 // rolloutTick is how often a staged hook change is advanced and its status written.
 const rolloutTick = time.Second
 
-// stage decides how the hooks of controller u, built as b, reach its parents. Without
+// stage decides how the hooks of controller u, built as b, reach its parents (the hooks
+// with the libraries they loaded: an edit of a library stages like an edit of a hook). Without
 // spec.hookRollout it returns nil: every parent runs them. With one, it returns the rollout
 // from the revision the parents ran (the in-memory rollout of the runner b replaces, else
 // the controller's status.hookRollout) to b's: complete at once when there is none, when
@@ -32,7 +35,7 @@ func (m *Manager) stage(ctx context.Context, u *unstructured.Unstructured, b *bu
 		return nil
 	}
 	policy := rollout.PolicyOf(decl.HookRollout)
-	rev, raw := rollout.Revision(rollout.Hooks{Hooks: decl.Hooks, Script: decl.Script})
+	rev, raw := rollout.Revision(rollout.Hooks{Hooks: decl.Hooks, Script: decl.Script, Libraries: b.libs.specs()})
 	b.runner.Stage(rev, nil, nil)
 	var prior *v1alpha1.HookRolloutStatus
 	if cur != nil && cur.rollout != nil && cur.uid == u.GetUID() {
@@ -79,8 +82,10 @@ func statusRollout(u *unstructured.Unstructured) *v1alpha1.HookRolloutStatus {
 }
 
 // compileStable builds the hooks a rollout's stable revision holds (HookRolloutStatus.Stable)
-// for b's controller. They must speak the protocol b's hooks speak: the same version of each
-// hook, and a customize hook in both or neither, since b's kind builds every request.
+// for b's controller, against the libraries they loaded as they were then (the libraries
+// the controller's scope holds now when Stable predates recording them). They must speak the
+// protocol b's hooks speak: the same version of each hook, and a customize hook in both or
+// neither, since b's kind builds every request.
 func (m *Manager) compileStable(ctx context.Context, b *built, raw []byte) (*reconcile.Program, error) {
 	var stable rollout.Hooks
 	if err := json.Unmarshal(raw, &stable); err != nil {
@@ -99,7 +104,19 @@ func (m *Manager) compileStable(ctx context.Context, b *built, raw []byte) (*rec
 		}
 	}
 	decl.Hooks, decl.Script = stable.Hooks, stable.Script
-	invokers, _, err := m.compile(ctx, b.kind.Ref(decl.Key()), &decl, b.kind.Hooks, b.compiler, b.libs)
+	var libs scripting.Libraries = b.libs
+	if stable.Libraries != nil {
+		set := &scripting.LibrarySet{ScopeName: b.libs.Scope(), ByName: map[string]*scripting.Library{}}
+		for name, spec := range stable.Libraries {
+			lib, err := hooks.LibraryOf(name, *spec)
+			if err != nil {
+				return nil, fmt.Errorf("the previous revision of library %s kept in status.hookRollout.stable: %w", name, err)
+			}
+			set.ByName[name] = lib
+		}
+		libs = set
+	}
+	invokers, _, err := m.compile(ctx, b.kind.Ref(decl.Key()), &decl, b.kind.Hooks, b.compiler, libs)
 	if err != nil {
 		var be *buildError
 		if errors.As(err, &be) {

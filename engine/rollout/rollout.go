@@ -33,11 +33,13 @@ import (
 	"metascript.dev/metascript/apis/v1alpha1"
 )
 
-// Hooks is what a hook revision covers: spec.hooks (the defined ones, by name) and
-// spec.script.
+// Hooks is what a hook revision covers: spec.hooks (the defined ones, by name),
+// spec.script, and the spec of each hook library they load, as it was, so that an edit of a
+// library is a new revision too and the previous one can be compiled again after a restart.
 type Hooks struct {
-	Hooks  map[string]*v1alpha1.Hook `json:"hooks"`
-	Script *v1alpha1.SharedScript    `json:"script,omitempty"`
+	Hooks     map[string]*v1alpha1.Hook            `json:"hooks"`
+	Script    *v1alpha1.SharedScript               `json:"script,omitempty"`
+	Libraries map[string]*v1alpha1.HookLibrarySpec `json:"libraries,omitempty"`
 }
 
 // Revision names hooks by a digest of their JSON form, and returns that form (what

@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
+
+	"metascript.dev/metascript/apis/v1alpha1"
 
 	"metascript.dev/metascript/test/enginetest"
 )
@@ -111,4 +114,66 @@ func TestLibraryEditResyncsItsUsersOnly(t *testing.T) {
 	if v := value(configMap(t, ns, "two-a")); v != "v2:2" {
 		t.Fatalf("two-a = %q after a broken library edit, want v2:2", v)
 	}
+}
+
+// TestLibraryEditRollsOutInSteps: under spec.hookRollout an edit of a library the hooks load
+// reaches the canary parents only, as an edit of a hook does. An engine restarted in the
+// middle runs the other parents on the library as it was (kept in status.hookRollout.stable,
+// not in memory); promoting the revision moves every parent.
+func TestLibraryEditRollsOutInSteps(t *testing.T) {
+	const name, library = "lib-rollout", "rollout-text"
+	hookLibrary(t, library, "v1:")
+	controller(t, "library-bundle.yaml", "NAME", name, "SUITE", name, "LIBRARY", library,
+		"  hooks:", "  hookRollout: {canary: 2, pause: 1h}\n  hooks:")
+	waitControllerReady(t, "CompositeController", name)
+	ns := env.Namespace(t)
+	const n = 6
+	for i := range n {
+		bundle(t, ns, fmt.Sprintf("p%d", i), name, "x", fmt.Sprintf("a=%d", i))
+	}
+	// byPrefix groups the parents (namespace/name) by the prefix of their child's value.
+	byPrefix := func() map[string][]string {
+		by := map[string][]string{}
+		for i := range n {
+			v := value(configMap(t, ns, fmt.Sprintf("p%d-a", i)))
+			prefix, _, _ := strings.Cut(v, ":")
+			by[prefix] = append(by[prefix], fmt.Sprintf("%s/p%d", ns, i))
+		}
+		return by
+	}
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		st := rolloutOf(t, name)
+		by := byPrefix()
+		return len(by["v1"]) == n && st.Phase == v1alpha1.RolloutComplete && st.Stable != nil,
+			fmt.Sprintf("parents by library prefix %v, rollout %+v", by, st)
+	})
+	first := rolloutOf(t, name).Revision
+
+	editLibraryModule(t, library, "prefix", `PREFIX = "v2:"`)
+	var st v1alpha1.HookRolloutStatus
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		st = rolloutOf(t, name)
+		by := byPrefix()
+		return st.Step == 1 && st.Revision != first && st.StableRevision == first &&
+				slices.Equal(by["v2"], slices.Sorted(slices.Values(st.CanaryParents))) && len(by["v1"]) == n-2,
+			fmt.Sprintf("rollout %+v, parents by library prefix %v", st, by)
+	})
+	env.RestartEngine(t)
+	waitControllerReady(t, "CompositeController", name)
+	waitIdle(t, "compositecontroller/"+name)
+	again, by := rolloutOf(t, name), byPrefix()
+	if again.Step != 1 || again.Revision != st.Revision || !slices.Equal(by["v2"], slices.Sorted(slices.Values(st.CanaryParents))) ||
+		len(by["v1"]) != n-2 {
+		t.Fatalf("after the restart: rollout %+v (before %+v), parents by library prefix %v", again, st, by)
+	}
+	editController(t, name, func(cc *unstructured.Unstructured) {
+		if err := unstructured.SetNestedField(cc.Object, st.Revision, "spec", "hookRollout", "promote"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		st := rolloutOf(t, name)
+		by := byPrefix()
+		return st.Phase == v1alpha1.RolloutComplete && len(by["v2"]) == n, fmt.Sprintf("rollout %+v, parents %v", st, by)
+	})
 }
