@@ -21,8 +21,8 @@ import (
 	"metascript.dev/metascript/scripting"
 )
 
-// Hook libraries. The manager watches HookLibrary and NamespacedHookLibrary, compiles each
-// revision once (its status says whether every module compiled) and keeps an index from a
+// Hook libraries. The manager watches HookLibrary and NamespacedHookLibrary, queues their
+// keys beside the controllers' (key kind libraryKey), compiles each revision once (its status says whether every module compiled) and keeps an index from a
 // library to the controllers whose hooks name it. An edit enqueues exactly those
 // controllers; sync rebuilds one when a library it named changed revision (librariesChanged),
 // and the new runner syncs every parent again. A rebuild that fails for a controller that
@@ -226,11 +226,8 @@ func (m *Manager) watchLibraries(ctx context.Context) ([]cache.InformerSynced, f
 	}
 	for _, inf := range []*informers.Informer{m.libs.cluster, m.libs.namespaced} {
 		handle := func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				m.syncLibrary(ctx, u)
+			if k, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+				m.queue.Add(key{kind: libraryKey, name: k})
 			}
 		}
 		reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -252,22 +249,24 @@ type libraryCompiler interface {
 	CompileLibrary(lib *scripting.Library) error
 }
 
-// syncLibrary handles an event of library u: it enqueues the controllers that name it (sync
+// syncLibrary handles a change of the library named by cache key k (NAME for a HookLibrary,
+// NAMESPACE/NAME for a NamespacedHookLibrary): it enqueues the controllers that name it (sync
 // rebuilds those whose library changed) and, for a library that exists, compiles it and
-// writes its status.
-func (m *Manager) syncLibrary(ctx context.Context, u *unstructured.Unstructured) {
-	for _, k := range m.usersOf(libraryID{namespace: u.GetNamespace(), name: u.GetName()}) {
-		m.queue.Add(k)
+// writes its status. An error is a status not written: the key is retried.
+func (m *Manager) syncLibrary(ctx context.Context, k string) error {
+	ns, name, _ := cache.SplitMetaNamespaceKey(k)
+	for _, c := range m.usersOf(libraryID{namespace: ns, name: name}) {
+		m.queue.Add(c)
 	}
 	gvr := v1alpha1.HookLibraryResource
-	if u.GetNamespace() != "" {
+	if ns != "" {
 		gvr = v1alpha1.NamespacedHookLibraryResource
 	}
-	cur, exists, _ := m.libraryInformer(u.GetNamespace()).Indexer().GetByKey(cacheKeyOf(u))
+	cur, exists, _ := m.libraryInformer(ns).Indexer().GetByKey(k)
 	if !exists {
-		return
+		return nil
 	}
-	u = cur.(*unstructured.Unstructured)
+	u := cur.(*unstructured.Unstructured)
 	lib, err := libraryOf(u)
 	cond := metav1.Condition{Type: v1alpha1.ConditionCompiled, Status: metav1.ConditionTrue, Reason: "Compiled",
 		Message: "every module compiled", ObservedGeneration: u.GetGeneration()}
@@ -282,9 +281,7 @@ func (m *Manager) syncLibrary(ctx context.Context, u *unstructured.Unstructured)
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "CompileError", err.Error()
 		m.opts.Recorder.Event(u, corev1.EventTypeWarning, "CompileError", err.Error())
 	}
-	if werr := m.writeLibraryStatus(ctx, gvr, u, rev, cond); werr != nil {
-		m.opts.Log.Info("library status not written", "library", cacheKeyOf(u), "error", werr.Error())
-	}
+	return m.writeLibraryStatus(ctx, gvr, u, rev, cond)
 }
 
 func (m *Manager) libraryInformer(ns string) *informers.Informer {

@@ -113,11 +113,15 @@ type Manager struct {
 	libs libraryWatch
 }
 
-// key names one controller resource: its kind's index in Manager.kinds and its name.
+// key names one controller resource (its kind's index in Manager.kinds and its name), or,
+// with kind libraryKey, one hook library (its cache key: NAME, or NAMESPACE/NAME).
 type key struct {
 	kind int
 	name string
 }
+
+// libraryKey is the kind of a key that names a hook library.
+const libraryKey = -1
 
 type kindSource struct {
 	*reconcile.Descriptor
@@ -234,6 +238,16 @@ func (m *Manager) Run(ctx context.Context) error {
 				if quit {
 					return
 				}
+				if k.kind == libraryKey {
+					if err := m.syncLibrary(ctx, k.name); err != nil {
+						m.opts.Log.Info("library status not written; retrying", "library", k.name, "error", err.Error())
+						m.queue.AddRateLimited(k)
+					} else {
+						m.queue.Forget(k)
+					}
+					m.queue.Done(k)
+					continue
+				}
 				if err := m.sync(ctx, k); err != nil {
 					m.opts.Log.Error("controller resource not synced; retrying", "controller", m.ref(k), "error", err.Error())
 					m.queue.AddRateLimited(k)
@@ -275,8 +289,14 @@ func (m *Manager) Run(ctx context.Context) error {
 	return nil
 }
 
-// resyncAll enqueues every parent of every running controller.
+// resyncAll enqueues every parent of every running controller, and every hook library
+// (whose status this replica may write now).
 func (m *Manager) resyncAll() {
+	for _, inf := range []*informers.Informer{m.libs.cluster, m.libs.namespaced} {
+		for _, k := range inf.Indexer().ListKeys() {
+			m.queue.Add(key{kind: libraryKey, name: k})
+		}
+	}
 	m.mu.Lock()
 	var rs []*reconcile.Runner
 	for _, r := range m.runners {
