@@ -129,6 +129,16 @@ func setSync(t *testing.T, name, revision string, keep int, body string) {
 	})
 }
 
+// promote sets the CompositeController's spec.hookRollout.promote to revision.
+func promote(t *testing.T, name, revision string) {
+	t.Helper()
+	editController(t, name, func(cc *unstructured.Unstructured) {
+		if err := unstructured.SetNestedField(cc.Object, revision, "spec", "hookRollout", "promote"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // TestHookRolloutStopsAtTheCanary: an edit whose hook throws reaches the two canary parents
 // only; the rollout halts, saying which parent failed and why, and no child of any parent
 // changes (each keeps its resourceVersion).
@@ -209,11 +219,7 @@ func TestHookRolloutResumesAfterRestart(t *testing.T) {
 		!slices.Equal(by["two"], slices.Sorted(slices.Values(st.CanaryParents))) || len(by["one"]) != 8 {
 		t.Fatalf("after the restart: status %+v (before %+v), parents by revision %v", again, st, by)
 	}
-	editController(t, name, func(cc *unstructured.Unstructured) {
-		if err := unstructured.SetNestedField(cc.Object, st.Revision, "spec", "hookRollout", "promote"); err != nil {
-			t.Fatal(err)
-		}
-	})
+	promote(t, name, st.Revision)
 	enginetest.Eventually(t, wait, func() (bool, string) {
 		st := rolloutOf(t, name)
 		by := onRevision(t, ns)

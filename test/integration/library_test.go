@@ -166,11 +166,7 @@ func TestLibraryEditRollsOutInSteps(t *testing.T) {
 		len(by["v1"]) != n-2 {
 		t.Fatalf("after the restart: rollout %+v (before %+v), parents by library prefix %v", again, st, by)
 	}
-	editController(t, name, func(cc *unstructured.Unstructured) {
-		if err := unstructured.SetNestedField(cc.Object, st.Revision, "spec", "hookRollout", "promote"); err != nil {
-			t.Fatal(err)
-		}
-	})
+	promote(t, name, st.Revision)
 	enginetest.Eventually(t, wait, func() (bool, string) {
 		st := rolloutOf(t, name)
 		by := byPrefix()
