@@ -22,8 +22,9 @@ import (
 )
 
 // Hook libraries. The manager watches HookLibrary and NamespacedHookLibrary, queues their
-// keys beside the controllers' (key kind libraryKey), compiles each revision once (its status says whether every module compiled) and keeps an index from a
-// library to the controllers whose hooks name it. An edit enqueues exactly those
+// keys beside the controllers' (key kind libraryKey), compiles each revision once (its status
+// says whether every module compiled) and keeps an index from a library to the controllers
+// whose hooks name it. An edit enqueues exactly those
 // controllers; sync rebuilds one when a library it named changed revision (librariesChanged),
 // and the new runner syncs every parent again. A rebuild that fails for a controller that
 // runs keeps its last good runner and reports the error in HooksCompiled.

@@ -22,8 +22,8 @@ import (
 const rolloutTick = time.Second
 
 // stage decides how the hooks of controller u, built as b, reach its parents (the hooks
-// with the libraries they loaded: an edit of a library stages like an edit of a hook). Without
-// spec.hookRollout it returns nil: every parent runs them. With one, it returns the rollout
+// with the libraries they loaded: an edit of a library stages like an edit of a hook).
+// Without spec.hookRollout it returns nil: every parent runs them. With one, it returns the rollout
 // from the revision the parents ran (the in-memory rollout of the runner b replaces, else
 // the controller's status.hookRollout) to b's: complete at once when there is none, when
 // the hooks did not change, or when the previous hooks cannot run beside the new ones
