@@ -34,7 +34,7 @@ func inParallel(n, limit int, do func(i int)) {
 
 // helpers are the goroutines that run inParallel's calls, shared by every reconcile of the
 // engine.
-var helpers = helperPool{idle: 10 * time.Second}
+var helpers = newHelperPool(10 * time.Second)
 
 // helperPool runs functions on goroutines that outlive them: a goroutine done with one waits
 // up to idle for the next, on the stack it grew, then ends. There is no bound: each function
@@ -43,13 +43,16 @@ var helpers = helperPool{idle: 10 * time.Second}
 type helperPool struct {
 	idle  time.Duration
 	tasks chan func() // unbuffered: a send succeeds only when an idle goroutine takes it
-	once  sync.Once
 	live  atomic.Int32 // goroutines serving, busy or idle
+}
+
+// newHelperPool returns a pool whose goroutines end after waiting idle for a function.
+func newHelperPool(idle time.Duration) *helperPool {
+	return &helperPool{idle: idle, tasks: make(chan func())}
 }
 
 // run calls f on a helper goroutine and returns without waiting for it.
 func (p *helperPool) run(f func()) {
-	p.once.Do(func() { p.tasks = make(chan func()) })
 	select {
 	case p.tasks <- f:
 	default:

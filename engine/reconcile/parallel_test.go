@@ -35,7 +35,7 @@ func TestInParallel(t *testing.T) {
 // get one each (five blocked functions would never all end otherwise), and idle goroutines
 // end.
 func TestHelperPoolReuses(t *testing.T) {
-	p := &helperPool{idle: 200 * time.Millisecond}
+	p := newHelperPool(200 * time.Millisecond)
 	for range 20 {
 		done := make(chan struct{})
 		p.run(func() { close(done) })
