@@ -42,7 +42,7 @@ var helpers = newHelperPool(10 * time.Second)
 // their own concurrency (inParallel's limit). Safe for concurrent use.
 type helperPool struct {
 	idle  time.Duration
-	tasks chan func() // unbuffered: a send succeeds only when an idle goroutine takes it
+	tasks chan func()  // unbuffered: a send succeeds only when an idle goroutine takes it
 	live  atomic.Int32 // goroutines serving, busy or idle
 }
 
