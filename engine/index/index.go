@@ -150,13 +150,20 @@ func controllerUID(obj any) ([]string, error) {
 // LabelledParent returns the UID the parent UID label of an object without a ControllerRef
 // names: the parent that claims it by label. ok is false for any other object.
 func LabelledParent(u *unstructured.Unstructured) (uid types.UID, ok bool) {
+	uid, ok = ParentUIDLabel(u)
+	if !ok || ControllerRef(u) != nil {
+		return "", false
+	}
+	return uid, true
+}
+
+// ParentUIDLabel returns the value of u's parent UID label, whether or not u has a
+// ControllerRef: LabelledParent for a caller that knows u has none.
+func ParentUIDLabel(u *unstructured.Unstructured) (uid types.UID, ok bool) {
 	meta, _ := u.Object["metadata"].(map[string]any)
 	labels, _ := meta["labels"].(map[string]any)
 	v, _ := labels[claim.ParentUIDLabel].(string)
-	if v == "" || ControllerRef(u) != nil {
-		return "", false
-	}
-	return types.UID(v), true
+	return types.UID(v), v != ""
 }
 
 func parentUID(obj any) ([]string, error) {

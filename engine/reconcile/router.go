@@ -24,11 +24,12 @@ import (
 //     controller's finalizer. An event reaches the subscribers of every label, finalizer and
 //     namespace of the object as it was and as it is; each checks its selector exactly.
 //   - child: an owned child reaches the runners the parent its ControllerRef names reaches
-//     as a parent (looked up in that parent's router); a child beyond its parent's namespace
-//     the runners of the parent its parent UID label names (looked up by the parents' UID
-//     index, labelledSubs), whether or not it is being deleted; an orphan the adopting runners of the
-//     candidate parents whose selector term (index.SelectorTerm) its labels can match; a
-//     deleted object also the runners waiting for its name (writtenOverlay.waitFor).
+//     as a parent (looked up in that parent's router); a child beyond its parent's
+//     namespace the runners of the parent its parent UID label names (looked up by the
+//     parents' UID index, labelledSubs), whether or not it is being deleted; an orphan the
+//     adopting runners of the candidate parents whose selector term (index.SelectorTerm) its
+//     labels can match; a deleted object also the runners waiting for its name
+//     (writtenOverlay.waitFor).
 //   - input: every event (a map function decides; only MapControllers and rollouts have
 //     inputs).
 //
@@ -284,7 +285,7 @@ func (rt *router) childSubs(out map[*childSub]bool, u *unstructured.Unstructured
 	}
 	ref := index.ControllerRef(u)
 	if ref == nil {
-		if uid, ok := index.LabelledParent(u); ok {
+		if uid, ok := index.ParentUIDLabel(u); ok { // index.LabelledParent, ref known to be nil
 			rt.labelledSubs(out, uid)
 			return
 		}
