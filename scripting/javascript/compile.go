@@ -59,16 +59,11 @@ func (c Compiler) Compile(name, source string) (scripting.Program, error) {
 
 // compile is Compile with library requires resolved through l (nil: none offered).
 func (c Compiler) compile(name, source string, l scripting.Linker) (scripting.Program, error) {
-	if err := checkSourceShape(source); err != nil {
-		err.File = name
-		return nil, err
-	}
 	// The source must be a valid script on its own: parse it unwrapped first, for errors
-	// located in the source as written and for its top-level declarations. Source maps are
-	// disabled: the parser would otherwise read the file a sourceMappingURL comment names.
-	astProg, err := parser.ParseFile(nil, name, source, 0, parser.WithDisableSourceMaps)
+	// located in the source as written and for its top-level declarations.
+	astProg, err := parseSource(name, source)
 	if err != nil {
-		return nil, parseError(name, source, err)
+		return nil, err
 	}
 	// Rewritten here too: goja folds operations on literals as it compiles, and a BigInt
 	// power of literals can ask for gigabytes (guard_bigint.go).
@@ -207,6 +202,21 @@ func isFunctionExpr(e ast.Expression) bool {
 }
 
 // parseError locates a parser error in src, the text parsed (sourcePosition).
+// parseSource checks the shape of source (checkSourceShape) and parses it, as the file
+// name, with source maps disabled: the parser would otherwise read the file a
+// sourceMappingURL comment names. Its error is a *scripting.CompileError.
+func parseSource(name, source string) (*ast.Program, error) {
+	if err := checkSourceShape(source); err != nil {
+		err.File = name
+		return nil, err
+	}
+	astProg, err := parser.ParseFile(nil, name, source, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		return nil, parseError(name, source, err)
+	}
+	return astProg, nil
+}
+
 func parseError(name, src string, err error) *scripting.CompileError {
 	ce := &scripting.CompileError{Language: scripting.JavaScript, File: name, Msg: err.Error()}
 	var first *parser.Error

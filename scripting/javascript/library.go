@@ -7,7 +7,6 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
-	"github.com/dop251/goja/parser"
 
 	"metascript.dev/metascript/scripting"
 )
@@ -50,13 +49,9 @@ func (c Compiler) CompileModule(name, source string, l scripting.Linker) (any, e
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSourceShape(source); err != nil {
-		err.File = name
-		return nil, err
-	}
-	astProg, err := parser.ParseFile(nil, name, source, 0, parser.WithDisableSourceMaps)
+	astProg, err := parseSource(name, source)
 	if err != nil {
-		return nil, parseError(name, source, err)
+		return nil, err
 	}
 	m := &libModule{name: name}
 	if m.deps, err = link(name, astProg, l, ref.Library); err != nil {
