@@ -42,8 +42,9 @@ var helpers = newHelperPool(10 * time.Second)
 // their own concurrency (inParallel's limit). Safe for concurrent use.
 type helperPool struct {
 	idle  time.Duration
-	tasks chan func()  // unbuffered: a send succeeds only when an idle goroutine takes it
-	live  atomic.Int32 // goroutines serving, busy or idle
+	tasks chan func() // unbuffered: a send succeeds only when an idle goroutine takes it
+	// live counts the goroutines serving, busy or idle; waiting those idle.
+	live, waiting atomic.Int32
 }
 
 // newHelperPool returns a pool whose goroutines end after waiting idle for a function.
@@ -69,9 +70,12 @@ func (p *helperPool) serve(f func()) {
 	for {
 		f()
 		t.Reset(p.idle)
+		p.waiting.Add(1)
 		select {
 		case f = <-p.tasks:
+			p.waiting.Add(-1)
 		case <-t.C:
+			p.waiting.Add(-1)
 			return
 		}
 	}
