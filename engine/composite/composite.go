@@ -134,7 +134,8 @@ func configure(b *reconcile.Built, env reconcile.Env) (*reconcile.Runner, error)
 		}
 		k.rules = append(k.rules, rule)
 	}
-	watches := reconcile.Watches{ParentIndexes: index.RegisterParentIndexes, Orphans: k.orphanParents, Forget: k.forget}
+	watches := reconcile.Watches{ParentIndexes: index.RegisterParentIndexes, Orphans: k.orphanParents,
+		OrphanSelector: k.orphanSelector, Forget: k.forget}
 	if k.rolling != nil {
 		// The revisions, whose events reach the parent that owns them (no Map).
 		watches.Inputs = []reconcile.Input{{Resource: b.Resources[len(b.Resources)-1]}}
@@ -213,6 +214,15 @@ func (k *kind) Claimant(parent *unstructured.Unstructured) (claim.Parent, error)
 	p := claim.ParentOf(parent, sel)
 	p.Beyond = k.beyond
 	return p, nil
+}
+
+// orphanSelector is the selector parent adopts orphans by; nil when it is invalid.
+func (k *kind) orphanSelector(parent *unstructured.Unstructured) labels.Selector {
+	sel, _, err := k.selectorOf(parent)
+	if err != nil {
+		return nil
+	}
+	return sel
 }
 
 // forget drops what the kind keeps of a parent gone from the cache.

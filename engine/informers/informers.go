@@ -3,23 +3,19 @@
 // stops it. Cached objects have metadata.managedFields dropped to save memory; nothing in
 // the engine reads them from the cache.
 //
-// When the engine shares its parents with other replicas (Factory.ShareBy), each holder says
-// what it needs of a resource (Need) and an informer caches only that: the parents this
-// replica owns, orphans, and the children of owned parents (share.go).
+// Each holder says what it needs of a resource (Need) and an informer caches only that
+// (share.go): the orphans its parents may adopt, and, when the engine shares its parents with
+// other replicas (Factory.ShareBy), only the parents this replica owns and their children.
 package informers
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 )
@@ -34,9 +30,9 @@ type Informer struct {
 	indexMu  sync.Mutex
 	attached map[string]any // under indexMu
 
-	// When the engine shares its parents with other replicas: what the holders need (under
-	// the Factory's lock), the filter made of it, the filtering ListWatch, and the epoch
-	// of the last change of needs, which HasSynced waits for.
+	// What the holders need (under the Factory's lock), the filter made of it, the
+	// filtering ListWatch, and the epoch of the last change of needs, which HasSynced waits
+	// for.
 	needs   needSet
 	filter  atomic.Pointer[filter]
 	share   *shareLW
@@ -46,14 +42,10 @@ type Informer struct {
 // Indexer is the informer's indexed store.
 func (i *Informer) Indexer() cache.Indexer { return i.informer.GetIndexer() }
 
-// HasSynced reports whether the initial list has been delivered and, when the informer
-// caches only this replica's share, whether the store holds what the holders' needs, as of
-// the latest Acquire, keep.
+// HasSynced reports whether the initial list has been delivered and whether the store holds
+// what the holders' needs, as of the latest change of them, keep.
 func (i *Informer) HasSynced() bool {
-	if !i.informer.HasSynced() {
-		return false
-	}
-	return i.share == nil || i.share.settled(i.widened.Load())
+	return i.informer.HasSynced() && i.share.settled(i.widened.Load())
 }
 
 // EnsureIndex adds the named index unless the informer has one by that name already. Index
@@ -114,7 +106,7 @@ func (i *Informer) RemoveEventHandler(r cache.ResourceEventHandlerRegistration) 
 type Factory struct {
 	client dynamic.Interface
 	resync time.Duration
-	owns   func(key string) bool // set by ShareBy
+	owns   func(key string) bool // set by ShareBy; nil: this replica owns every parent
 
 	mu        sync.Mutex
 	informers map[schema.GroupVersionResource]*Informer
@@ -203,20 +195,9 @@ func (f *Factory) acquire(gvr schema.GroupVersionResource, need *Need) *Informer
 	if need != nil {
 		inf.needs.add(*need)
 	}
-	var lw cache.ListerWatcher = &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return client.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return client.Watch(ctx, opts)
-		},
-	}
-	if f.owns != nil {
-		inf.filter.Store(inf.needs.filter())
-		inf.share = &shareLW{client: client, filter: &inf.filter, owns: f.owns, store: inf.Indexer}
-		lw = inf.share
-	}
-	si := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, f.resync, cache.Indexers{
+	inf.filter.Store(inf.needs.filter())
+	inf.share = &shareLW{client: client, filter: &inf.filter, owns: f.owns, store: inf.Indexer}
+	si := cache.NewSharedIndexInformer(inf.share, &unstructured.Unstructured{}, f.resync, cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 	})
 	if err := si.SetTransform(dropManagedFields); err != nil {
@@ -248,12 +229,20 @@ func (f *Factory) release(inf *Informer, need *Need) {
 	delete(f.informers, inf.GVR)
 }
 
-// refilter makes a sharing informer keep what its holders need now, catching up with a
-// resync pass when that changed. f.mu is held.
+// Widen replaces the need of one holder of inf, acquired with from, by to, which must read
+// at least what from read (its Orphans covering from's, say). Until the informer has handed
+// its store what it now keeps, HasSynced is false. The holder releases with to.
+func (f *Factory) Widen(inf *Informer, from, to Need) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	inf.needs.remove(from)
+	inf.needs.add(to)
+	f.refilter(inf)
+}
+
+// refilter makes an informer keep what its holders need now, catching up with a resync pass
+// when that changed. f.mu is held.
 func (f *Factory) refilter(inf *Informer) {
-	if inf.share == nil {
-		return
-	}
 	next := inf.needs.filter()
 	if next.equal(inf.filter.Load()) {
 		return

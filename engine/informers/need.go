@@ -1,6 +1,7 @@
 package informers
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -8,23 +9,63 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/resources"
 	"metascript.dev/metascript/engine/shard"
 )
 
 // Need says which objects of a resource a holder of its informer reads. The zero Need is
-// every object. When the engine shares its parents with other replicas (Factory.ShareBy), an
-// informer whose every holder states a narrower Need caches only the objects this replica's
-// parents need; one holder needing everything makes it cache everything.
+// every object. An informer whose every holder states a narrower Need caches only the
+// objects one of them needs; one holder needing everything makes it cache everything.
 type Need struct {
 	// Parents, when set, is the kind of the resource's objects as parents: an object is
-	// needed when this replica owns it.
+	// needed when this replica owns it (every object, when the engine does not share its
+	// parents with other replicas).
 	Parents schema.GroupKind
-	// Owners, when not empty, are the parent resources whose children the resource holds: an
-	// object is needed when it has no controller (this replica may adopt it) or its
-	// controller is a parent of one of these resources that this replica owns. Children of
-	// other controllers are not needed: the engine never claims them.
+	// Owners, when not empty, are the parent resources whose children the resource holds. An
+	// object with a controller is needed when the engine does not share its parents, or when
+	// its controller is a parent of one of these resources that this replica owns: children
+	// of other controllers are then not needed, as the engine never claims them. An object
+	// without a controller (an orphan) is needed as Orphans says.
 	Owners []resources.Resource
+	// Orphans says which orphans a holder with Owners reads: those its parents may adopt.
+	// Orphans carrying claim.ParentUIDLabel are always read (children claimed by label).
+	Orphans Orphans
+}
+
+// Orphans says which objects without a ControllerRef a holder reads: every one, or those
+// carrying one of Keys as a label (a parent's selector that requires a label key can only
+// adopt objects carrying it). The zero Orphans reads none.
+type Orphans struct {
+	Every bool
+	// Keys are label keys, sorted, each once.
+	Keys []string
+}
+
+// Covers reports whether o reads every orphan that p reads.
+func (o Orphans) Covers(p Orphans) bool {
+	if o.Every || !p.Every && len(p.Keys) == 0 {
+		return true
+	}
+	if p.Every {
+		return false
+	}
+	for _, k := range p.Keys {
+		if _, found := slices.BinarySearch(o.Keys, k); !found {
+			return false
+		}
+	}
+	return true
+}
+
+// Union returns the orphans that o or p reads.
+func (o Orphans) Union(p Orphans) Orphans {
+	if o.Every || p.Every {
+		return Orphans{Every: true}
+	}
+	keys := slices.Concat(o.Keys, p.Keys)
+	slices.Sort(keys)
+	return Orphans{Keys: slices.Compact(keys)}
 }
 
 // whole reports whether n needs every object.
@@ -39,6 +80,12 @@ func (n Need) id() string {
 	for _, o := range n.Owners {
 		parts = append(parts, o.GVK.GroupKind().String())
 	}
+	switch {
+	case n.Orphans.Every:
+		parts = append(parts, "orphans:*")
+	case len(n.Orphans.Keys) > 0:
+		parts = append(parts, "orphans:"+strings.Join(n.Orphans.Keys, ";"))
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -50,6 +97,10 @@ type filter struct {
 	parent string
 	// owners maps a controller's "group/Kind" to how its objects are keyed on the ring.
 	owners map[string]ownerKind
+	// everyOrphan: some holder reads every orphan; else orphanKeys are the label keys one of
+	// which an orphan must carry.
+	everyOrphan bool
+	orphanKeys  map[string]bool
 }
 
 type ownerKind struct {
@@ -59,7 +110,7 @@ type ownerKind struct {
 
 // newFilter is the union of needs, nil when one of them needs every object.
 func newFilter(needs []Need) *filter {
-	f := &filter{owners: map[string]ownerKind{}}
+	f := &filter{owners: map[string]ownerKind{}, orphanKeys: map[string]bool{}}
 	for _, n := range needs {
 		if n.whole() {
 			return nil
@@ -71,6 +122,12 @@ func newFilter(needs []Need) *filter {
 			gk := o.GVK.GroupKind()
 			f.owners[gk.Kind+"."+gk.Group] = ownerKind{prefix: shard.Key(gk, ""), namespaced: o.Namespaced}
 		}
+		if len(n.Owners) > 0 {
+			f.everyOrphan = f.everyOrphan || n.Orphans.Every
+			for _, k := range n.Orphans.Keys {
+				f.orphanKeys[k] = true
+			}
+		}
 	}
 	return f
 }
@@ -80,24 +137,18 @@ func (f *filter) equal(g *filter) bool {
 	if f == nil || g == nil {
 		return f == g
 	}
-	if f.parent != g.parent || len(f.owners) != len(g.owners) {
-		return false
-	}
-	for k, v := range f.owners {
-		if g.owners[k] != v {
-			return false
-		}
-	}
-	return true
+	return f.parent == g.parent && f.everyOrphan == g.everyOrphan && maps.Equal(f.owners, g.owners) &&
+		maps.Equal(f.orphanKeys, g.orphanKeys)
 }
 
-// keep reports whether u is needed by a replica that owns the parents owns says it owns.
+// keep reports whether u is needed by a replica that owns the parents owns says it owns; a
+// nil owns owns every parent (the engine does not share its parents).
 func (f *filter) keep(u *unstructured.Unstructured, owns func(string) bool) bool {
 	if f == nil {
 		return true
 	}
 	ns, name := u.GetNamespace(), u.GetName()
-	if f.parent != "" && owns(f.parent+objectKey(ns, name)) {
+	if f.parent != "" && (owns == nil || owns(f.parent+objectKey(ns, name))) {
 		return true
 	}
 	if len(f.owners) == 0 {
@@ -105,7 +156,12 @@ func (f *filter) keep(u *unstructured.Unstructured, owns func(string) bool) bool
 	}
 	ref := controllerOf(u)
 	if ref == nil {
-		return true // an orphan: whoever owns a parent selecting it may adopt it
+		return f.keepOrphan(u)
+	}
+	if owns == nil {
+		// Another controller's child is kept too: a parent whose hook wants its name sees
+		// whose it is (ChildConflict) and hears when it goes.
+		return true
 	}
 	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
 	o, ok := f.owners[ref.Kind+"."+gv.Group]
@@ -116,6 +172,23 @@ func (f *filter) keep(u *unstructured.Unstructured, owns func(string) bool) bool
 		ns = ""
 	}
 	return owns(o.prefix + objectKey(ns, ref.Name))
+}
+
+// keepOrphan reports whether some holder reads orphan u: one reading every orphan, or one of
+// the label keys u carries. An orphan carrying claim.ParentUIDLabel is a child claimed by
+// label: always kept.
+func (f *filter) keepOrphan(u *unstructured.Unstructured) bool {
+	if f.everyOrphan {
+		return true
+	}
+	md, _ := u.Object["metadata"].(map[string]any)
+	lbls, _ := md["labels"].(map[string]any)
+	for k := range lbls {
+		if f.orphanKeys[k] || k == claim.ParentUIDLabel {
+			return true
+		}
+	}
+	return false
 }
 
 // objectKey is the cache key of an object: namespace/name, or name when cluster-scoped.

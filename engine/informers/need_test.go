@@ -1,12 +1,14 @@
 package informers
 
 import (
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/resources"
 	"metascript.dev/metascript/engine/shard"
 )
@@ -27,8 +29,15 @@ func TestFilterKeep(t *testing.T) {
 		}
 		return u
 	}
-	children := newFilter([]Need{{Owners: []resources.Resource{apps, tenants}}})
-	both := newFilter([]Need{{Owners: []resources.Resource{apps}}, {Parents: app}})
+	every := Orphans{Every: true}
+	children := newFilter([]Need{{Owners: []resources.Resource{apps, tenants}, Orphans: every}})
+	both := newFilter([]Need{{Owners: []resources.Resource{apps}, Orphans: every}, {Parents: app}})
+	keyed := newFilter([]Need{{Owners: []resources.Resource{apps}, Orphans: Orphans{Keys: []string{"app"}}},
+		{Owners: []resources.Resource{tenants}, Orphans: Orphans{Keys: []string{"tier"}}}})
+	labelled := func(u *unstructured.Unstructured, lbls map[string]string) *unstructured.Unstructured {
+		u.SetLabels(lbls)
+		return u
+	}
 	for _, c := range []struct {
 		name string
 		f    *filter
@@ -48,9 +57,30 @@ func TestFilterKeep(t *testing.T) {
 		{"parent owned elsewhere, child of an owned parent", both, obj("other", "example.com/v1", "App", "a", true), true},
 		{"parent owned elsewhere, child of a parent owned elsewhere", both, obj("other", "example.com/v1", "App", "b", true), false},
 		{"whole", nil, obj("c", "apps/v1", "Deployment", "a", true), true},
+		{"orphan without a key", keyed, obj("o", "", "", "", false), false},
+		{"orphan with another key", keyed, labelled(obj("o", "", "", "", false), map[string]string{"role": "x"}), false},
+		{"orphan with a key", keyed, labelled(obj("o", "", "", "", false), map[string]string{"role": "x", "tier": "y"}), true},
+		{"orphan labelled with a parent's UID", keyed, labelled(obj("o", "", "", "", false), map[string]string{claim.ParentUIDLabel: "u"}), true},
+		{"child of an owned parent, no key", keyed, obj("c", "example.com/v1", "App", "a", true), true},
 	} {
 		if got := c.f.keep(c.obj, owns); got != c.want {
 			t.Errorf("%s: keep = %v, want %v", c.name, got, c.want)
+		}
+	}
+	// Without sharing, every parent is this replica's and so is every controlled object.
+	for _, c := range []struct {
+		name string
+		f    *filter
+		obj  *unstructured.Unstructured
+		want bool
+	}{
+		{"another controller's child", children, obj("c", "apps/v1", "Deployment", "a", true), true},
+		{"child of a parent", keyed, obj("c", "example.com/v1", "App", "b", true), true},
+		{"orphan without a key", keyed, obj("o", "", "", "", false), false},
+		{"parent", newFilter([]Need{{Parents: app}}), obj("p", "", "", "", false), true},
+	} {
+		if got := c.f.keep(c.obj, nil); got != c.want {
+			t.Errorf("unshared, %s: keep = %v, want %v", c.name, got, c.want)
 		}
 	}
 	if newFilter([]Need{{Parents: app}, {}}) != nil {
@@ -58,5 +88,36 @@ func TestFilterKeep(t *testing.T) {
 	}
 	if !newFilter([]Need{{Parents: app}}).equal(newFilter([]Need{{Parents: app}})) || newFilter(nil).equal(nil) {
 		t.Error("equal filters differ, or no needs keeps everything")
+	}
+	if keyed.equal(newFilter([]Need{{Owners: []resources.Resource{apps, tenants}, Orphans: Orphans{Keys: []string{"app"}}}})) {
+		t.Error("filters reading other orphans are equal")
+	}
+}
+
+func TestOrphansCoverAndUnion(t *testing.T) {
+	none, every := Orphans{}, Orphans{Every: true}
+	a, ab := Orphans{Keys: []string{"a"}}, Orphans{Keys: []string{"a", "b"}}
+	for _, c := range []struct {
+		name string
+		o, p Orphans
+		want bool
+	}{
+		{"none covers none", none, none, true},
+		{"keys cover none", a, none, true},
+		{"none covers no key", none, a, false},
+		{"fewer keys", a, ab, false},
+		{"more keys", ab, a, true},
+		{"every covers keys", every, ab, true},
+		{"keys do not cover every", ab, every, false},
+	} {
+		if got := c.o.Covers(c.p); got != c.want {
+			t.Errorf("%s: Covers = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if got := a.Union(Orphans{Keys: []string{"b", "a"}}); !slices.Equal(got.Keys, []string{"a", "b"}) || got.Every {
+		t.Errorf("union of keys = %+v", got)
+	}
+	if got := a.Union(every); !got.Every {
+		t.Errorf("union with every = %+v", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,7 +18,8 @@ import (
 // shareLW lists and watches a resource for an informer that caches only what this replica
 // needs: the objects its filter keeps. Filtering happens on the client, as objects arrive:
 // the API cannot select by a hash ring (label selectors would need someone to label every
-// object with its member, at one write per object and per move).
+// object with its member, at one write per object and per move), nor by "carries one of
+// these label keys".
 //
 // When what is kept changes (the ring or the informer's needs), resync makes the open watch
 // list again, from a consistent read, and hand the reflector the difference as watch events:
@@ -30,7 +32,7 @@ import (
 type shareLW struct {
 	client dynamic.ResourceInterface
 	filter *atomic.Pointer[filter]
-	owns   func(key string) bool
+	owns   func(key string) bool // nil: every parent
 	store  func() cache.Indexer
 
 	mu sync.Mutex
@@ -53,28 +55,21 @@ func (lw *shareLW) IsWatchListSemanticsUnSupported() bool { return true }
 
 func (lw *shareLW) keep(u *unstructured.Unstructured) bool { return lw.filter.Load().keep(u, lw.owns) }
 
-// ListWithContext lists the resource whole (one page: the reflector replaces its store with
-// what it gets) and drops what is not kept.
+// ListWithContext lists the resource whole (the reflector replaces its store with what it
+// gets) and drops what is not kept.
 func (lw *shareLW) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	lw.mu.Lock()
 	epoch := lw.epoch
 	lw.mu.Unlock()
-	opts.Limit, opts.Continue = 0, ""
-	list, err := lw.client.List(ctx, opts)
+	list, err := lw.listKept(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	present := make(map[string]string, len(list.Items))
-	kept := list.Items[:0]
 	for i := range list.Items {
 		u := &list.Items[i]
-		if lw.keep(u) {
-			kept = append(kept, *u)
-			present[objectKey(u.GetNamespace(), u.GetName())] = u.GetResourceVersion()
-		}
+		present[objectKey(u.GetNamespace(), u.GetName())] = u.GetResourceVersion()
 	}
-	clear(list.Items[len(kept):])
-	list.Items = kept
 	lw.mu.Lock()
 	lw.lists++
 	lw.present = present
@@ -85,6 +80,46 @@ func (lw *shareLW) ListWithContext(ctx context.Context, opts metav1.ListOptions)
 	lw.applied = epoch
 	lw.mu.Unlock()
 	return list, nil
+}
+
+// listPage is how many objects a list asks for at once (a variable for tests).
+var listPage int64 = 500
+
+// listKept lists the resource in pages, one consistent read, and keeps of each page what the
+// filter keeps: objects no holder needs (a cluster's unrelated ConfigMaps) are decoded once
+// and never all held at once. A continue token that expired restarts the list, once.
+func (lw *shareLW) listKept(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	opts.Limit, opts.Continue = listPage, ""
+	first := opts
+	var out *unstructured.UnstructuredList
+	restarted := false
+	for {
+		page, err := lw.client.List(ctx, opts)
+		if apierrors.IsResourceExpired(err) && opts.Continue != "" && !restarted {
+			restarted, opts, out = true, first, nil
+			opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = &unstructured.UnstructuredList{Object: page.Object}
+		}
+		for i := range page.Items {
+			if lw.keep(&page.Items[i]) {
+				out.Items = append(out.Items, page.Items[i])
+			}
+		}
+		if page.GetContinue() == "" {
+			out.SetContinue("")
+			out.SetRemainingItemCount(nil)
+			return out, nil
+		}
+		opts.Continue = page.GetContinue()
+		// A continued page is read at the first page's resourceVersion, which the token holds.
+		opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+	}
 }
 
 // List and Watch are ListWithContext and WatchWithContext without a context.
@@ -257,7 +292,7 @@ func (s *stream) pass() bool {
 	epoch := s.lw.epoch
 	s.lw.mu.Unlock()
 	s.under.Stop()
-	list, err := s.lw.client.List(s.ctx, metav1.ListOptions{LabelSelector: s.opts.LabelSelector, FieldSelector: s.opts.FieldSelector})
+	list, err := s.lw.listKept(s.ctx, metav1.ListOptions{LabelSelector: s.opts.LabelSelector, FieldSelector: s.opts.FieldSelector})
 	if err != nil {
 		return false
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
+	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/resources"
 	"metascript.dev/metascript/engine/shard"
 	"metascript.dev/metascript/test/controlplane"
@@ -141,7 +142,7 @@ func TestShareCachesOwnedParentsAndTheirChildren(t *testing.T) {
 	f.ShareBy(share.owns)
 	defer f.Shutdown()
 	parents := f.AcquireFor(configMaps, Need{Parents: cmKind})
-	children := f.AcquireFor(secrets, Need{Owners: []resources.Resource{cmResource}})
+	children := f.AcquireFor(secrets, Need{Owners: []resources.Resource{cmResource}, Orphans: Orphans{Every: true}})
 	if !cache.WaitForCacheSync(ctx.Done(), parents.HasSynced, children.HasSynced) {
 		t.Fatal("caches did not sync")
 	}
@@ -192,4 +193,72 @@ func TestShareCachesOwnedParentsAndTheirChildren(t *testing.T) {
 		}
 	}
 	waitKeys(t, children, ns, "c-p2", "c-p3", "c2-p3", "orphan")
+}
+
+// An informer caches only the orphans carrying a label key some holder reads (and those
+// labelled with a parent's UID); widening the keys brings the others in before HasSynced.
+// Without sharing, every object with a controller is cached. The list is read in pages.
+func TestOrphansByLabelKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a control plane")
+	}
+	defer func(n int64) { listPage = n }(listPage)
+	listPage = 2
+	ctx := context.Background()
+	dyn := dynamic.NewForConfigOrDie(cp.Config)
+	ns := "orphans"
+	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx,
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	create := func(name, owner, ownerKind string, labels map[string]string) {
+		t.Helper()
+		u := object(secrets, ns, name, owner, ownerKind)
+		u.SetLabels(labels)
+		if _, err := dyn.Resource(secrets).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("keyed", "", "", map[string]string{"app": "x"})
+	create("other-key", "", "", map[string]string{"tier": "y"})
+	create("plain", "", "", nil)
+	create("by-uid", "", "", map[string]string{claim.ParentUIDLabel: "00000000-0000-0000-0000-000000000009"})
+	create("owned", "p", "ConfigMap", nil)
+	create("foreign", "web", "Deployment", nil)
+
+	f := NewFactory(dyn)
+	defer f.Shutdown()
+	app := Need{Owners: []resources.Resource{cmResource}, Orphans: Orphans{Keys: []string{"app"}}}
+	children := f.AcquireFor(secrets, app)
+	if !cache.WaitForCacheSync(ctx.Done(), children.HasSynced) {
+		t.Fatal("cache did not sync")
+	}
+	if got, want := keys(children, ns), []string{"by-uid", "foreign", "keyed", "owned"}; !slices.Equal(got, want) {
+		t.Fatalf("synced with %v, want %v", got, want)
+	}
+	both := Need{Owners: app.Owners, Orphans: Orphans{Keys: []string{"app", "tier"}}}
+	f.Widen(children, app, both)
+	waitTrue(t, "widened cache synced", children.HasSynced)
+	if got, want := keys(children, ns), []string{"by-uid", "foreign", "keyed", "other-key", "owned"}; !slices.Equal(got, want) {
+		t.Fatalf("widened and synced with %v, want %v", got, want)
+	}
+	// An orphan that gains a key read enters; one that loses it leaves.
+	u, err := dyn.Resource(secrets).Namespace(ns).Get(ctx, "plain", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.SetLabels(map[string]string{"tier": "z"})
+	if _, err := dyn.Resource(secrets).Namespace(ns).Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if u, err = dyn.Resource(secrets).Namespace(ns).Get(ctx, "keyed", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	u.SetLabels(nil)
+	if _, err := dyn.Resource(secrets).Namespace(ns).Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitKeys(t, children, ns, "by-uid", "foreign", "other-key", "owned", "plain")
+	f.ReleaseFor(children, both)
 }

@@ -91,6 +91,9 @@ func (r *Runner) trackParent(res int, obj any) (req Request, acts bool) {
 	req = Request{Resource: res, Key: key}
 	selected := r.cfg.Kind.Selects(res, u)
 	r.setSelected(req, selected && !r.outside(req))
+	if selected {
+		r.widenOrphans(u)
+	}
 	return req, r.actsOn(u, selected)
 }
 

@@ -117,6 +117,11 @@ type Watches struct {
 	// Orphans, when set, maps an orphan of a child resource to the parents that may adopt
 	// it. Unset for kinds whose parents claim by mark and never adopt.
 	Orphans MapFunc
+	// OrphanSelector, when set with Orphans, returns the selector a parent adopts orphans by,
+	// nil when it adopts none (its selector is invalid): the child informers then cache
+	// only the orphans some parent's selector may match (orphans.go). Unset, they cache
+	// every orphan.
+	OrphanSelector func(parent *unstructured.Unstructured) labels.Selector
 	// Owns, when set, accepts the children whose events concern this controller; unset, every
 	// child does. A decorator's targets have children that are someone else's.
 	Owns func(child *unstructured.Unstructured) bool

@@ -162,6 +162,10 @@ type Runner struct {
 	program, previous *Program
 	staging           Staging
 
+	// orphans are what the child informers read of orphans (orphans.go); under orphansMu.
+	orphansMu sync.Mutex
+	orphans   informers.Orphans
+
 	countsMu sync.Mutex
 	selected map[Request]bool // parents the controller selects, kept by their events
 	counts   map[Request]int  // parent → claimed children after its last reconcile
@@ -233,6 +237,9 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 		synced = append(synced, inf.HasSynced)
 	}
+	if !r.readOrphans(ctx, synced) {
+		return fail(fmt.Errorf("caches of %s did not sync: %w", r.name, ctx.Err()))
+	}
 	for i := range r.children {
 		inf := r.cfg.Informers.AcquireFor(r.children[i].GVR, r.childNeed())
 		r.children[i].informer, r.children[i].indexer = inf, inf.Indexer()
@@ -254,7 +261,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	if err := r.subscribe(); err != nil {
 		return fail(err)
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !waitSynced(ctx, synced...) {
 		return fail(fmt.Errorf("caches of %s did not sync: %w", r.name, ctx.Err()))
 	}
 	r.workers.Add(1)
@@ -456,6 +463,10 @@ func (r *Runner) process(ctx context.Context, req Request) {
 		}
 		defer end()
 	}
+	if r.childrenCatchingUp() {
+		r.queue.AddAfter(req, catchUpDelay) // an orphan to adopt may not be cached yet
+		return
+	}
 	if b := r.cfg.Budget; b != nil {
 		if err := b.Acquire(ctx, r.name); err != nil {
 			return // stopping: ctx ended while waiting for a slot
@@ -542,14 +553,22 @@ func (r *Runner) parentNeed(i int) informers.Need {
 	return informers.Need{Parents: r.parents[i].GVK.GroupKind()}
 }
 
-// childNeed is what the runner reads of its child resources: orphans, and the children of
-// the parents this replica owns. Inputs are read whole: they are nobody's children.
+// childNeed is what the runner reads of its child resources now: the orphans its parents may
+// adopt, and the children of the parents this replica owns. Inputs are read whole: they are
+// nobody's children.
 func (r *Runner) childNeed() informers.Need {
+	r.orphansMu.Lock()
+	defer r.orphansMu.Unlock()
+	return r.childNeedFor(r.orphans)
+}
+
+// childNeedFor is childNeed when the child informers read orphans o.
+func (r *Runner) childNeedFor(o informers.Orphans) informers.Need {
 	owners := make([]resources.Resource, len(r.parents))
 	for i, p := range r.parents {
 		owners[i] = p.Resource
 	}
-	return informers.Need{Owners: owners}
+	return informers.Need{Owners: owners, Orphans: o}
 }
 
 // now is the time conditions are stamped with (Env.Clock).

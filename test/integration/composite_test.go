@@ -588,3 +588,64 @@ data: {value: theirs, mine: kept}`))
 	env.Delete(t, theirs)
 	waitValue(t, ns, "o-a", "1")
 }
+
+// TestLeavesUncachedOrphansAlone: an orphan carrying none of the label keys the parents'
+// selectors require is not cached at all, so a desired child's name it holds is only found
+// by the create: a ChildConflict Event says so, as for a cached one, the orphan is left
+// untouched, and once it is gone the child is created.
+func TestLeavesUncachedOrphansAlone(t *testing.T) {
+	controller(t, "bundle-starlark.yaml")
+	ns := env.Namespace(t)
+	theirs := env.Create(t, ns, enginetest.Object(t, `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: u-a, labels: {owner: someone}}
+data: {value: theirs}`))
+	bundle(t, ns, "u", "basic", "u", "a=1", "b=2")
+	waitValue(t, ns, "u-b", "2")
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		ev := env.Events(t, ns, "u")
+		for _, msg := range ev["ChildConflict"] {
+			if strings.Contains(msg, "u-a exists and belongs to no controller") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("events = %v", ev)
+	})
+	if cm := configMap(t, ns, "u-a"); cm.GetResourceVersion() != theirs.GetResourceVersion() || len(cm.GetOwnerReferences()) != 0 {
+		t.Fatalf("an orphan no parent may adopt was written: %v", cm.Object)
+	}
+	env.Delete(t, theirs)
+	waitValue(t, ns, "u-a", "1")
+}
+
+// TestAdoptsOrphanWithANewLabelKey: the child informer caches only orphans carrying a label
+// key some parent's selector requires. An orphan labelled with a key no parent used yet is
+// adopted once a parent selecting by that key arrives, by the parent's first reconcile: the
+// cache catches up before the parent is reconciled (a reconcile before would try to create
+// the child, fail, and count an error).
+func TestAdoptsOrphanWithANewLabelKey(t *testing.T) {
+	cc := controller(t, "bundle-starlark.yaml", "name: bundle-starlark", "name: bundle-new-key", "suite: basic", "suite: new-key")
+	waitControllerReady(t, "CompositeController", cc.GetName())
+	ns := env.Namespace(t)
+	orphan := env.Create(t, ns, enginetest.Object(t, `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: k-a, labels: {fresh-key: k}}
+data: {value: old}`))
+	b := env.Create(t, ns, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": bundleAPI, "kind": "Bundle",
+		"metadata": map[string]any{"name": "k", "namespace": ns, "labels": map[string]any{"suite": "new-key"}},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"fresh-key": "k"}},
+			"items":    itemList("a=new"),
+		},
+	}})
+	cm := waitValue(t, ns, "k-a", "new")
+	if cm.GetUID() != orphan.GetUID() || !controlledBy(cm, b) {
+		t.Fatalf("orphan not adopted: UID %s (was %s), ownerReferences %+v", cm.GetUID(), orphan.GetUID(), cm.GetOwnerReferences())
+	}
+	if n := reconciles("compositecontroller/bundle-new-key", "error"); n != 0 {
+		t.Fatalf("%v reconciles failed: the parent was reconciled before the orphan was cached", n)
+	}
+}

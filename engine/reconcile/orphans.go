@@ -1,0 +1,162 @@
+package reconcile
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/tools/cache"
+
+	"metascript.dev/metascript/engine/informers"
+)
+
+// The child informers cache only the orphans the runner's parents may adopt: those carrying a
+// label key that a parent's selector requires (a cluster's unrelated objects stay out of the
+// engine's memory). The set of keys only grows while the runner runs. It is read from the
+// cached parents before the children are first listed, and widened from the parent handler,
+// before the parent is enqueued, when a parent's selector requires none of the keys; the
+// widening makes the child informers list again (informers.Factory.Widen), and no parent
+// is reconciled until they have caught up, so that no adoption is missed.
+
+// catchUpDelay is how long a reconcile waits for child informers that are catching up with
+// wider orphans.
+const catchUpDelay = 20 * time.Millisecond
+
+// adopts reports whether the runner's parents may adopt orphans at all.
+func (r *Runner) adopts() bool { return r.cfg.Watches.Orphans != nil && len(r.children) > 0 }
+
+// orphansOf returns the orphans a parent adopting by sel may adopt, with one of its required
+// label keys: one already in have when there is one, so that the keys grow only when they
+// must. A nil sel (the parent adopts nothing) needs no orphan; a selector requiring no key
+// (only NotIn, !=, or !key) needs every orphan.
+func orphansOf(sel labels.Selector, have informers.Orphans) informers.Orphans {
+	if sel == nil {
+		return informers.Orphans{}
+	}
+	reqs, selectable := sel.Requirements()
+	if !selectable {
+		return informers.Orphans{} // labels.Nothing()
+	}
+	var first string
+	for _, req := range reqs {
+		switch req.Operator() {
+		case selection.Equals, selection.DoubleEquals, selection.In, selection.Exists,
+			selection.GreaterThan, selection.LessThan:
+			one := informers.Orphans{Keys: []string{req.Key()}}
+			if have.Covers(one) {
+				return one
+			}
+			if first == "" {
+				first = req.Key()
+			}
+		}
+	}
+	if first == "" {
+		return informers.Orphans{Every: true}
+	}
+	return informers.Orphans{Keys: []string{first}}
+}
+
+// parentOrphans returns the orphans parent may adopt, given the orphans read already.
+func (r *Runner) parentOrphans(parent *unstructured.Unstructured, have informers.Orphans) informers.Orphans {
+	if r.cfg.Watches.OrphanSelector == nil {
+		return informers.Orphans{Every: true}
+	}
+	return orphansOf(r.cfg.Watches.OrphanSelector(parent), have)
+}
+
+// readOrphans sets the orphans the child informers are first acquired for, from every cached
+// parent the controller selects, once the parents' informers have synced. Start calls it
+// before acquiring the children; it returns false when ctx ends first.
+func (r *Runner) readOrphans(ctx context.Context, synced []cache.InformerSynced) bool {
+	if !r.adopts() {
+		return true
+	}
+	if !waitSynced(ctx, synced...) {
+		return false
+	}
+	var o informers.Orphans
+	for i, p := range r.parents {
+		for _, obj := range p.indexer.List() {
+			if u, ok := obj.(*unstructured.Unstructured); ok && r.cfg.Kind.Selects(i, u) {
+				o = o.Union(r.parentOrphans(u, o))
+			}
+		}
+	}
+	r.orphansMu.Lock()
+	r.orphans = o
+	r.orphansMu.Unlock()
+	return true
+}
+
+// widenOrphans makes the child informers read the orphans a selected parent may adopt, when
+// they did not already. Parent handlers call it before enqueueing the parent.
+func (r *Runner) widenOrphans(parent *unstructured.Unstructured) {
+	if !r.adopts() {
+		return
+	}
+	r.orphansMu.Lock()
+	defer r.orphansMu.Unlock()
+	want := r.parentOrphans(parent, r.orphans)
+	if r.orphans.Covers(want) {
+		return
+	}
+	from := r.childNeedFor(r.orphans)
+	r.orphans = r.orphans.Union(want)
+	to := r.childNeedFor(r.orphans)
+	for i := range r.children { // by index: subscribe sets other fields of a childSource
+		if inf := r.children[i].informer; inf != nil {
+			r.cfg.Informers.Widen(inf, from, to)
+		}
+	}
+	r.cfg.Log.Info("reading more orphans of the child resources", "orphans", describeOrphans(r.orphans))
+}
+
+// childrenCatchingUp reports whether a child informer has not yet handed its store what its
+// holders now need (after a widening): a reconcile then could miss an orphan to adopt.
+func (r *Runner) childrenCatchingUp() bool {
+	for i := range r.children {
+		if inf := r.children[i].informer; inf != nil && !inf.HasSynced() {
+			return true
+		}
+	}
+	return false
+}
+
+func describeOrphans(o informers.Orphans) string {
+	if o.Every {
+		return "every orphan"
+	}
+	s := "orphans labelled with one of"
+	for _, k := range o.Keys {
+		s += " " + k
+	}
+	return s
+}
+
+// waitSynced waits until every fn reports synced or ctx ends, polling every 10 ms
+// (cache.WaitForCacheSync polls every 100 ms, a delay each start would pay several times
+// in a row). It reports whether they synced.
+func waitSynced(ctx context.Context, fns ...cache.InformerSynced) bool {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		done := true
+		for _, fn := range fns {
+			if !fn() {
+				done = false
+				break
+			}
+		}
+		if done {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+}
