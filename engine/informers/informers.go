@@ -9,6 +9,7 @@
 package informers
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -33,8 +34,14 @@ type Informer struct {
 	// What the holders need (under the Factory's lock), the filter made of it, the
 	// filtering ListWatch, and the epoch of the last change of needs, which HasSynced waits
 	// for.
-	needs   needSet
-	filter  atomic.Pointer[filter]
+	needs  needSet
+	filter atomic.Pointer[filter]
+	// holds counts the references taken by Hold; while there are some, pinned keeps the
+	// needs of released holders. started: the informer runs (once some holder needs
+	// something of it). Under the Factory's lock.
+	holds   int
+	pinned  needSet
+	started bool
 	share   *shareLW
 	widened atomic.Uint64
 }
@@ -172,31 +179,42 @@ func (f *Factory) AcquireFor(gvr schema.GroupVersionResource, need Need) *Inform
 }
 
 // Hold keeps the informer of gvr running, without needing any of its objects, until Unhold:
-// across the replacement of its holders, so that the new ones do not list it again.
+// across the replacement of its holders, so that the new ones do not list it again. While
+// it is held, what a released holder needed stays cached (a replacement that needs the same
+// makes no pass), and the informer does not start listing before some holder needs
+// something of it.
 func (f *Factory) Hold(gvr schema.GroupVersionResource) *Informer { return f.acquire(gvr, nil) }
 
 // Unhold drops a reference taken by Hold.
 func (f *Factory) Unhold(inf *Informer) { f.release(inf, nil) }
 
-// acquire takes a reference on gvr's informer for need (nil: none).
+// acquire takes a reference on gvr's informer for need (nil: a hold).
 func (f *Factory) acquire(gvr schema.GroupVersionResource, need *Need) *Informer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if inf, ok := f.informers[gvr]; ok {
-		inf.refs++
-		if need != nil {
-			inf.needs.add(*need)
-			f.refilter(inf)
-		}
+	inf, ok := f.informers[gvr]
+	if !ok {
+		inf = f.newInformer(gvr)
+	}
+	inf.refs++
+	if need == nil {
+		inf.holds++
 		return inf
 	}
-	client := f.client.Resource(gvr)
-	inf := &Informer{GVR: gvr, stop: make(chan struct{}), refs: 1, needs: needSet{}}
-	if need != nil {
-		inf.needs.add(*need)
+	inf.needs.add(*need)
+	f.refilter(inf)
+	if !inf.started {
+		inf.started = true
+		go inf.informer.Run(inf.stop)
 	}
-	inf.filter.Store(inf.needs.filter())
-	inf.share = &shareLW{client: client, filter: &inf.filter, owns: f.owns, store: inf.Indexer}
+	return inf
+}
+
+// newInformer makes gvr's informer, not started. f.mu is held.
+func (f *Factory) newInformer(gvr schema.GroupVersionResource) *Informer {
+	inf := &Informer{GVR: gvr, stop: make(chan struct{}), needs: needSet{}, pinned: needSet{}}
+	inf.filter.Store(inf.needs.filter(nil))
+	inf.share = &shareLW{client: f.client.Resource(gvr), filter: &inf.filter, owns: f.owns, store: inf.Indexer}
 	si := cache.NewSharedIndexInformer(inf.share, &unstructured.Unstructured{}, f.resync, cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 	})
@@ -205,7 +223,6 @@ func (f *Factory) acquire(gvr schema.GroupVersionResource, need *Need) *Informer
 	}
 	inf.informer = si
 	f.informers[gvr] = inf
-	go si.Run(inf.stop)
 	return inf
 }
 
@@ -218,11 +235,14 @@ func (f *Factory) release(inf *Informer, need *Need) {
 	inf.refs--
 	if need != nil {
 		inf.needs.remove(*need)
+		if inf.holds > 0 {
+			inf.pinned.add(*need)
+		}
+	} else if inf.holds--; inf.holds == 0 {
+		inf.pinned = needSet{}
 	}
 	if inf.refs > 0 {
-		if need != nil {
-			f.refilter(inf)
-		}
+		f.refilter(inf)
 		return
 	}
 	close(inf.stop)
@@ -240,10 +260,10 @@ func (f *Factory) Widen(inf *Informer, from, to Need) {
 	f.refilter(inf)
 }
 
-// refilter makes an informer keep what its holders need now, catching up with a resync pass
-// when that changed. f.mu is held.
+// refilter makes an informer keep what its holders need now, and what released holders
+// needed while it is held, catching up with a resync pass when that changed. f.mu is held.
 func (f *Factory) refilter(inf *Informer) {
-	next := inf.needs.filter()
+	next := inf.needs.filter(inf.pinned)
 	if next.equal(inf.filter.Load()) {
 		return
 	}
@@ -281,6 +301,32 @@ func (f *Factory) Shutdown() {
 	for gvr, inf := range f.informers {
 		close(inf.stop)
 		delete(f.informers, gvr)
+	}
+}
+
+// WaitSynced waits until every fn reports synced or ctx ends, and reports whether they
+// synced. It polls every 10 ms: cache.WaitForCacheSync polls every 100 ms, a delay an
+// engine's start would pay several times in a row (controller resources, libraries, each
+// controller's parents, then its children).
+func WaitSynced(ctx context.Context, fns ...cache.InformerSynced) bool {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		done := true
+		for _, fn := range fns {
+			if !fn() {
+				done = false
+				break
+			}
+		}
+		if done {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
 	}
 }
 

@@ -242,15 +242,22 @@ func (s needSet) remove(n Need) {
 	}
 }
 
-func (s needSet) filter() *filter {
-	ids := make([]string, 0, len(s))
-	for id := range s {
-		ids = append(ids, id)
+// filter is the union of the needs of s and of also.
+func (s needSet) filter(also needSet) *filter {
+	ids := make([]string, 0, len(s)+len(also))
+	needs := map[string]Need{}
+	for _, set := range []needSet{s, also} {
+		for id, h := range set {
+			if _, ok := needs[id]; !ok {
+				ids = append(ids, id)
+				needs[id] = h.need
+			}
+		}
 	}
 	slices.Sort(ids)
-	needs := make([]Need, 0, len(ids))
+	out := make([]Need, 0, len(ids))
 	for _, id := range ids {
-		needs = append(needs, s[id].need)
+		out = append(out, needs[id])
 	}
-	return newFilter(needs)
+	return newFilter(out)
 }

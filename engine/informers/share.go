@@ -83,13 +83,18 @@ func (lw *shareLW) ListWithContext(ctx context.Context, opts metav1.ListOptions)
 }
 
 // listPage is how many objects a list asks for at once (a variable for tests).
-var listPage int64 = 500
+var listPage int64 = 2000
 
 // listKept lists the resource in pages, one consistent read, and keeps of each page what the
 // filter keeps: objects no holder needs (a cluster's unrelated ConfigMaps) are decoded once
 // and never all held at once. A continue token that expired restarts the list, once.
 func (lw *shareLW) listKept(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 	opts.Limit, opts.Continue = listPage, ""
+	if opts.ResourceVersion == "0" {
+		// "Any version" is served from the watch cache whole, ignoring the limit: the
+		// latest is served in pages.
+		opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+	}
 	first := opts
 	var out *unstructured.UnstructuredList
 	restarted := false

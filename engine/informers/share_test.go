@@ -262,3 +262,43 @@ func TestOrphansByLabelKey(t *testing.T) {
 	waitKeys(t, children, ns, "by-uid", "foreign", "other-key", "owned", "plain")
 	f.ReleaseFor(children, both)
 }
+
+// A held informer does not start before a holder needs something of it, and keeps what a
+// released holder needed until it is unheld: replacing a holder by one needing the same
+// makes no resync pass. Without a hold, the release narrows the cache (a pass).
+func TestHoldKeepsReleasedNeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a control plane")
+	}
+	ctx := context.Background()
+	f := NewFactory(dynamic.NewForConfigOrDie(cp.Config))
+	defer f.Shutdown()
+	epoch := func(inf *Informer) uint64 {
+		inf.share.mu.Lock()
+		defer inf.share.mu.Unlock()
+		return inf.share.epoch
+	}
+	need := Need{Owners: []resources.Resource{cmResource}, Orphans: Orphans{Keys: []string{"app"}}}
+	inf := f.Hold(secrets)
+	if inf.started {
+		t.Fatal("a held informer started before any holder needed something of it")
+	}
+	f.AcquireFor(secrets, need)
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("cache did not sync")
+	}
+	before := epoch(inf)
+	f.ReleaseFor(inf, need)
+	f.AcquireFor(secrets, need)
+	f.Unhold(inf)
+	if got := epoch(inf); got != before {
+		t.Fatalf("replacing a holder while held made %d resync passes, want none", got-before)
+	}
+	other := f.AcquireFor(secrets, Need{Parents: cmKind})
+	before = epoch(inf)
+	f.ReleaseFor(inf, need)
+	if got := epoch(inf); got != before+1 {
+		t.Fatalf("a release without a hold made %d resync passes, want 1", got-before)
+	}
+	f.ReleaseFor(other, Need{Parents: cmKind})
+}

@@ -217,7 +217,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		if !informers.WaitSynced(ctx, synced...) {
 			return
 		}
 		n := 0
@@ -232,7 +232,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			// A controller is built once the libraries its hooks may load are known.
-			cache.WaitForCacheSync(ctx.Done(), libSynced...)
+			informers.WaitSynced(ctx, libSynced...)
 			for {
 				k, quit := m.queue.Get()
 				if quit {

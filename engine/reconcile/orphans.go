@@ -74,7 +74,7 @@ func (r *Runner) readOrphans(ctx context.Context, synced []cache.InformerSynced)
 	if !r.adopts() {
 		return true
 	}
-	if !waitSynced(ctx, synced...) {
+	if !informers.WaitSynced(ctx, synced...) {
 		return false
 	}
 	var o informers.Orphans
@@ -134,29 +134,4 @@ func describeOrphans(o informers.Orphans) string {
 		s += " " + k
 	}
 	return s
-}
-
-// waitSynced waits until every fn reports synced or ctx ends, polling every 10 ms
-// (cache.WaitForCacheSync polls every 100 ms, a delay each start would pay several times
-// in a row). It reports whether they synced.
-func waitSynced(ctx context.Context, fns ...cache.InformerSynced) bool {
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for {
-		done := true
-		for _, fn := range fns {
-			if !fn() {
-				done = false
-				break
-			}
-		}
-		if done {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-		}
-	}
 }

@@ -261,7 +261,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	if err := r.subscribe(); err != nil {
 		return fail(err)
 	}
-	if !waitSynced(ctx, synced...) {
+	if !informers.WaitSynced(ctx, synced...) {
 		return fail(fmt.Errorf("caches of %s did not sync: %w", r.name, ctx.Err()))
 	}
 	r.workers.Add(1)

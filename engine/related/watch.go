@@ -39,7 +39,7 @@ func (t *Tracker[P]) ensure(ctx context.Context, ress []resources.Resource) (map
 		wait = append(wait, src.informer.HasSynced)
 	}
 	t.mu.Unlock()
-	if !cache.WaitForCacheSync(ctx.Done(), wait...) {
+	if !informers.WaitSynced(ctx, wait...) {
 		return nil, fmt.Errorf("caches of related resources did not sync: %w", ctx.Err())
 	}
 	return caches, nil

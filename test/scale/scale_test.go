@@ -117,6 +117,7 @@ type result struct {
 	resyncReconciles float64
 	peakRSS          int64    // the engine's at convergence, bytes
 	peakRSSEnd       int64    // and after the resync
+	cachedConfigMaps float64  // the ConfigMaps the engine caches at convergence
 	engineLog        string   // the end of it: warnings and errors
 	profiles         []string // files
 }
@@ -426,6 +427,11 @@ func run(t *testing.T, p params) *result {
 	}
 	r.engine.first, r.engine.took, r.engine.samples = obs.result()
 	r.engine.costs(start, converged)
+	cached, err := b.engine.Metric(ctx, `metascript_cache_objects{resource="configmaps"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cachedConfigMaps = cached[0]
 	settled := b.settle(phaseCtx)
 	r.tail.took = settled.at.Sub(converged.at)
 	r.tail.costs(converged, settled)
@@ -695,6 +701,7 @@ func report(t *testing.T, r *result) {
 	_, _, resyncWrites := requestTotals(r.resync.requests[engineUser], func(res string) bool { return res != "compositecontrollers/status" })
 	w("  no-op resync writes to parents, children and events: %d (must be 0); engine peak RSS after it %.1f MiB",
 		resyncWrites, float64(r.peakRSSEnd)/(1<<20))
+	w("  ConfigMaps the engine caches at convergence: %.0f", r.cachedConfigMaps)
 	if r.mc.log != "" {
 		w("  Metacontroller logged errors:\n%s", r.mc.log)
 	}
