@@ -31,6 +31,11 @@ type Need struct {
 	// Orphans says which orphans a holder with Owners reads: those its parents may adopt.
 	// Orphans carrying claim.ParentUIDLabel are always read (children claimed by label).
 	Orphans Orphans
+	// Names are the keys (namespace/name, or name) of objects a holder with Owners reads
+	// whatever else it needs: names its parents want for children that an object the
+	// informer would not cache holds, so that the holder sees whose it is and when it goes.
+	// Sorted, each once.
+	Names []string
 }
 
 // Orphans says which objects without a ControllerRef a holder reads: every one, or those
@@ -86,6 +91,9 @@ func (n Need) id() string {
 	case len(n.Orphans.Keys) > 0:
 		parts = append(parts, "orphans:"+strings.Join(n.Orphans.Keys, ";"))
 	}
+	if len(n.Names) > 0 {
+		parts = append(parts, "names:"+strings.Join(n.Names, ";"))
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -101,6 +109,8 @@ type filter struct {
 	// which an orphan must carry.
 	everyOrphan bool
 	orphanKeys  map[string]bool
+	// names are objects kept whatever else the filter says (Need.Names).
+	names map[string]bool
 }
 
 type ownerKind struct {
@@ -110,7 +120,7 @@ type ownerKind struct {
 
 // newFilter is the union of needs, nil when one of them needs every object.
 func newFilter(needs []Need) *filter {
-	f := &filter{owners: map[string]ownerKind{}, orphanKeys: map[string]bool{}}
+	f := &filter{owners: map[string]ownerKind{}, orphanKeys: map[string]bool{}, names: map[string]bool{}}
 	for _, n := range needs {
 		if n.whole() {
 			return nil
@@ -127,6 +137,9 @@ func newFilter(needs []Need) *filter {
 			for _, k := range n.Orphans.Keys {
 				f.orphanKeys[k] = true
 			}
+			for _, k := range n.Names {
+				f.names[k] = true
+			}
 		}
 	}
 	return f
@@ -138,7 +151,7 @@ func (f *filter) equal(g *filter) bool {
 		return f == g
 	}
 	return f.parent == g.parent && f.everyOrphan == g.everyOrphan && maps.Equal(f.owners, g.owners) &&
-		maps.Equal(f.orphanKeys, g.orphanKeys)
+		maps.Equal(f.orphanKeys, g.orphanKeys) && maps.Equal(f.names, g.names)
 }
 
 // keep reports whether u is needed by a replica that owns the parents owns says it owns; a
@@ -149,6 +162,9 @@ func (f *filter) keep(u *unstructured.Unstructured, owns func(string) bool) bool
 	}
 	ns, name := u.GetNamespace(), u.GetName()
 	if f.parent != "" && (owns == nil || owns(f.parent+objectKey(ns, name))) {
+		return true
+	}
+	if len(f.names) > 0 && f.names[objectKey(ns, name)] {
 		return true
 	}
 	if len(f.owners) == 0 {

@@ -34,6 +34,7 @@ func TestFilterKeep(t *testing.T) {
 	both := newFilter([]Need{{Owners: []resources.Resource{apps}, Orphans: every}, {Parents: app}})
 	keyed := newFilter([]Need{{Owners: []resources.Resource{apps}, Orphans: Orphans{Keys: []string{"app"}}},
 		{Owners: []resources.Resource{tenants}, Orphans: Orphans{Keys: []string{"tier"}}}})
+	named := newFilter([]Need{{Owners: []resources.Resource{apps}, Names: []string{"ns/held"}}})
 	labelled := func(u *unstructured.Unstructured, lbls map[string]string) *unstructured.Unstructured {
 		u.SetLabels(lbls)
 		return u
@@ -62,6 +63,9 @@ func TestFilterKeep(t *testing.T) {
 		{"orphan with a key", keyed, labelled(obj("o", "", "", "", false), map[string]string{"role": "x", "tier": "y"}), true},
 		{"orphan labelled with a parent's UID", keyed, labelled(obj("o", "", "", "", false), map[string]string{claim.ParentUIDLabel: "u"}), true},
 		{"child of an owned parent, no key", keyed, obj("c", "example.com/v1", "App", "a", true), true},
+		{"orphan without a key, named", named, obj("held", "", "", "", false), true},
+		{"child of a parent owned elsewhere, named", named, obj("held", "example.com/v1", "App", "b", true), true},
+		{"orphan without a key, not named", named, obj("o", "", "", "", false), false},
 	} {
 		if got := c.f.keep(c.obj, owns); got != c.want {
 			t.Errorf("%s: keep = %v, want %v", c.name, got, c.want)

@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
 	"metascript.dev/metascript/engine/apply"
@@ -390,7 +389,7 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 	}
 	var stored []*unstructured.Unstructured // by index of ops, once written
 	if len(writes) > 0 {
-		stored = r.writeChildren(ctx, req, parent, claimant, ops, writes, errs, &result)
+		stored = r.writeChildren(ctx, req, parent, ops, writes, errs, &result)
 	}
 	if out.Written != nil {
 		written := make(map[*unstructured.Unstructured]*unstructured.Unstructured, len(ops))
@@ -414,8 +413,8 @@ func (r *Runner) manageChildren(ctx context.Context, req Request, parent *unstru
 
 // writeChildren sends the requests of the ops writes names, up to childWriters at once, and
 // counts in result what they did. It returns what each stored, by index of ops.
-func (r *Runner) writeChildren(ctx context.Context, req Request, parent *unstructured.Unstructured, claimant claim.Parent,
-	ops []childOp, writes []int, errs *writeErrors, result *childWrites) []*unstructured.Unstructured {
+func (r *Runner) writeChildren(ctx context.Context, req Request, parent *unstructured.Unstructured, ops []childOp, writes []int,
+	errs *writeErrors, result *childWrites) []*unstructured.Unstructured {
 	stored := make([]*unstructured.Unstructured, len(ops))
 	actions := make([]apply.Action, len(ops))
 	var mu sync.Mutex      // guards failed
@@ -430,7 +429,7 @@ func (r *Runner) writeChildren(ctx context.Context, req Request, parent *unstruc
 		r.overlay.beginChild(op.rule, obj.GetNamespace(), obj.GetName())
 		action, now, err := r.apply.Send(ctx, &op.step)
 		if err != nil && op.observed == nil && op.desired != nil && apierrors.IsAlreadyExists(err) {
-			err = r.nameHeld(ctx, parent, claimant, op.rule, op.desired, err)
+			r.nameHeld(op.rule, op.desired)
 		}
 		if span := trace.SpanOf(ctx); span != nil {
 			span.Write(writeName(action, op.desired == nil, err), r.children[op.rule].Describe(obj), err)
@@ -475,38 +474,6 @@ func (r *Runner) childFailed(errs *writeErrors, op *childOp, err error) {
 	}
 }
 
-// nameHeld is the failure of a create that found an object of the desired child's name
-// which the cache does not hold: the cache may be behind, or the object is one the engine does
-// not cache at all, an orphan no parent of the controller may adopt (orphans.go) or, when
-// replicas share the parents, another controller's child. It reads the object once; when it
-// is not the parent's to take, it reports ChildConflict as planChildren does for a cached
-// one. The error stays transient: the parent is tried again with backoff, since the
-// object's deletion will not reach it.
-func (r *Runner) nameHeld(ctx context.Context, parent *unstructured.Unstructured, claimant claim.Parent, rule int,
-	d *unstructured.Unstructured, err error) error {
-	if _, cached, _ := r.children[rule].indexer.GetByKey(cacheKey(d)); cached {
-		return err
-	}
-	c := r.cfg.Client.Resource(r.children[rule].GVR)
-	var ri dynamic.ResourceInterface = c
-	if r.children[rule].Namespaced {
-		ri = c.Namespace(d.GetNamespace())
-	}
-	u, getErr := ri.Get(ctx, d.GetName(), metav1.GetOptions{})
-	if getErr != nil {
-		return err
-	}
-	if claim.Decide(claimant, claim.ChildOf(u)).Claimed() {
-		return err // the cache is behind: its event brings it
-	}
-	if other := foreignObject(u, claimant); other != "" {
-		r.warn(parent, "ChildConflict", fmt.Errorf("%s exists and belongs to %s; leaving it alone",
-			r.children[rule].Describe(d), other))
-		return fmt.Errorf("%w; it belongs to %s", err, other)
-	}
-	return err
-}
-
 // childWrites is what manageChildren did.
 type childWrites struct {
 	owned, applied, deleted int
@@ -523,11 +490,7 @@ func (r *Runner) foreign(rule int, d *unstructured.Unstructured, claimant claim.
 	if !exists {
 		return ""
 	}
-	return foreignObject(obj.(*unstructured.Unstructured), claimant)
-}
-
-// foreignObject is foreign for the object u that holds the name.
-func foreignObject(u *unstructured.Unstructured, claimant claim.Parent) string {
+	u := obj.(*unstructured.Unstructured)
 	ref := index.ControllerRef(u)
 	if ref == nil && claimant.Beyond != nil && claim.Outside(claimant.Namespace, u.GetNamespace()) {
 		return foreignBeyond(u, claimant.UID)

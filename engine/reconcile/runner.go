@@ -162,9 +162,11 @@ type Runner struct {
 	program, previous *Program
 	staging           Staging
 
-	// orphans are what the child informers read of orphans (orphans.go); under orphansMu.
-	orphansMu sync.Mutex
-	orphans   informers.Orphans
+	// What the child informers read beyond the children of the parents: orphans the parents
+	// may adopt, and names held by objects they would not cache (childneed.go). Under needMu.
+	needMu  sync.Mutex
+	orphans informers.Orphans
+	names   []string
 
 	countsMu sync.Mutex
 	selected map[Request]bool // parents the controller selects, kept by their events
@@ -553,22 +555,23 @@ func (r *Runner) parentNeed(i int) informers.Need {
 	return informers.Need{Parents: r.parents[i].GVK.GroupKind()}
 }
 
-// childNeed is what the runner reads of its child resources now: the orphans its parents may
-// adopt, and the children of the parents this replica owns. Inputs are read whole: they are
+// childNeed is what the runner reads of its child resources now: the children of the parents
+// this replica owns, the orphans its parents may adopt, and names its parents want that
+// other objects hold. Inputs are read whole: they are
 // nobody's children.
 func (r *Runner) childNeed() informers.Need {
-	r.orphansMu.Lock()
-	defer r.orphansMu.Unlock()
-	return r.childNeedFor(r.orphans)
+	r.needMu.Lock()
+	defer r.needMu.Unlock()
+	return r.childNeedFor(r.orphans, r.names)
 }
 
-// childNeedFor is childNeed when the child informers read orphans o.
-func (r *Runner) childNeedFor(o informers.Orphans) informers.Need {
+// childNeedFor is childNeed when the child informers read orphans o and the objects names.
+func (r *Runner) childNeedFor(o informers.Orphans, names []string) informers.Need {
 	owners := make([]resources.Resource, len(r.parents))
 	for i, p := range r.parents {
 		owners[i] = p.Resource
 	}
-	return informers.Need{Owners: owners, Orphans: o}
+	return informers.Need{Owners: owners, Orphans: o, Names: names}
 }
 
 // now is the time conditions are stamped with (Env.Clock).

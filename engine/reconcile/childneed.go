@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,9 +20,15 @@ import (
 // before the parent is enqueued, when a parent's selector requires none of the keys; the
 // widening makes the child informers list again (informers.Factory.Widen), and no parent
 // is reconciled until they have caught up, so that no adoption is missed.
+//
+// A desired child whose name an uncached object holds (an orphan no parent may adopt, or,
+// when replicas share the parents, a child of a parent owned elsewhere) is found by its
+// create, which fails. The name is then added to what the child informers read, the same
+// way: the next reconcile sees the object in the cache, reports whose it is (ChildConflict)
+// and hears when it goes, as for any cached object.
 
 // catchUpDelay is how long a reconcile waits for child informers that are catching up with
-// wider orphans.
+// what they read.
 const catchUpDelay = 20 * time.Millisecond
 
 // adopts reports whether the runner's parents may adopt orphans at all.
@@ -85,9 +92,9 @@ func (r *Runner) readOrphans(ctx context.Context, synced []cache.InformerSynced)
 			}
 		}
 	}
-	r.orphansMu.Lock()
+	r.needMu.Lock()
 	r.orphans = o
-	r.orphansMu.Unlock()
+	r.needMu.Unlock()
 	return true
 }
 
@@ -97,21 +104,44 @@ func (r *Runner) widenOrphans(parent *unstructured.Unstructured) {
 	if !r.adopts() {
 		return
 	}
-	r.orphansMu.Lock()
-	defer r.orphansMu.Unlock()
+	r.needMu.Lock()
+	defer r.needMu.Unlock()
 	want := r.parentOrphans(parent, r.orphans)
 	if r.orphans.Covers(want) {
 		return
 	}
-	from := r.childNeedFor(r.orphans)
-	r.orphans = r.orphans.Union(want)
-	to := r.childNeedFor(r.orphans)
+	r.widenLocked(r.orphans.Union(want), r.names)
+	r.cfg.Log.Info("reading more orphans of the child resources", "orphans", describeOrphans(r.orphans))
+}
+
+// nameHeld makes the child informers read the object that holds the name of desired child
+// d of rule, unless the cache holds it already (then it is only behind).
+func (r *Runner) nameHeld(rule int, d *unstructured.Unstructured) {
+	key := cacheKey(d)
+	if _, cached, _ := r.children[rule].indexer.GetByKey(key); cached {
+		return
+	}
+	r.needMu.Lock()
+	defer r.needMu.Unlock()
+	i, found := slices.BinarySearch(r.names, key)
+	if found {
+		return
+	}
+	r.widenLocked(r.orphans, slices.Insert(slices.Clone(r.names), i, key))
+	r.cfg.Log.Info("reading an object that holds a child's name", "object", r.children[rule].Describe(d))
+}
+
+// widenLocked makes the child informers read orphans and names, which cover what they read
+// now. r.needMu is held.
+func (r *Runner) widenLocked(orphans informers.Orphans, names []string) {
+	from := r.childNeedFor(r.orphans, r.names)
+	r.orphans, r.names = orphans, names
+	to := r.childNeedFor(r.orphans, r.names)
 	for i := range r.children { // by index: subscribe sets other fields of a childSource
 		if inf := r.children[i].informer; inf != nil {
 			r.cfg.Informers.Widen(inf, from, to)
 		}
 	}
-	r.cfg.Log.Info("reading more orphans of the child resources", "orphans", describeOrphans(r.orphans))
 }
 
 // childrenCatchingUp reports whether a child informer has not yet handed its store what its
