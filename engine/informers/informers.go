@@ -173,7 +173,7 @@ func (f *Factory) Release(inf *Informer) { f.ReleaseFor(inf, Need{}) }
 // AcquireFor returns the shared informer of gvr, starting it on first use, for a holder that
 // needs what need says. Each AcquireFor must be paired with one ReleaseFor of the same need.
 // The informer may not have synced yet, or may be catching up with a need wider than its
-// other holders': wait for HasSynced with cache.WaitForCacheSync.
+// other holders': wait for HasSynced (WaitSynced).
 func (f *Factory) AcquireFor(gvr schema.GroupVersionResource, need Need) *Informer {
 	return f.acquire(gvr, &need)
 }

@@ -81,6 +81,15 @@ func keys(inf *Informer, ns string) []string {
 	return out
 }
 
+func createNamespace(t *testing.T, dyn dynamic.Interface, ns string) {
+	t.Helper()
+	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(context.Background(),
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func waitKeys(t *testing.T, inf *Informer, ns string, want ...string) {
 	t.Helper()
 	slices.Sort(want)
@@ -117,11 +126,7 @@ func TestShareCachesOwnedParentsAndTheirChildren(t *testing.T) {
 	ctx := context.Background()
 	dyn := dynamic.NewForConfigOrDie(cp.Config)
 	ns := "share"
-	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx,
-		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
-		metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespace(t, dyn, ns)
 	create := func(gvr schema.GroupVersionResource, name, owner, ownerKind string) {
 		t.Helper()
 		if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, object(gvr, ns, name, owner, ownerKind), metav1.CreateOptions{}); err != nil {
@@ -207,11 +212,7 @@ func TestOrphansByLabelKey(t *testing.T) {
 	ctx := context.Background()
 	dyn := dynamic.NewForConfigOrDie(cp.Config)
 	ns := "orphans"
-	if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx,
-		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}},
-		metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespace(t, dyn, ns)
 	create := func(name, owner, ownerKind string, labels map[string]string) {
 		t.Helper()
 		u := object(secrets, ns, name, owner, ownerKind)

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -145,7 +146,8 @@ func (r *Runner) widenLocked(orphans informers.Orphans, names []string) {
 }
 
 // childrenCatchingUp reports whether a child informer has not yet handed its store what its
-// holders now need (after a widening): a reconcile then could miss an orphan to adopt.
+// holders now need (after a widening): a reconcile then could miss an orphan to adopt, or
+// not see whose a name is.
 func (r *Runner) childrenCatchingUp() bool {
 	for i := range r.children {
 		if inf := r.children[i].informer; inf != nil && !inf.HasSynced() {
@@ -159,9 +161,5 @@ func describeOrphans(o informers.Orphans) string {
 	if o.Every {
 		return "every orphan"
 	}
-	s := "orphans labelled with one of"
-	for _, k := range o.Keys {
-		s += " " + k
-	}
-	return s
+	return "orphans labelled with one of " + strings.Join(o.Keys, ", ")
 }

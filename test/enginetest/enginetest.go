@@ -316,6 +316,21 @@ func (e *Env) Events(t testing.TB, ns, name string) map[string][]string {
 	return out
 }
 
+// WaitEvent waits up to timeout for an Event about object ns/name with reason whose message
+// contains text.
+func (e *Env) WaitEvent(t testing.TB, timeout time.Duration, ns, name, reason, text string) {
+	t.Helper()
+	Eventually(t, timeout, func() (bool, string) {
+		ev := e.Events(t, ns, name)
+		for _, m := range ev[reason] {
+			if strings.Contains(m, text) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("no %s event containing %q; events: %v", reason, text, ev)
+	})
+}
+
 // Condition returns the status of the condition of type typ in obj's status.conditions, or
 // "" when there is none.
 func Condition(obj *unstructured.Unstructured, typ string) string {

@@ -603,15 +603,7 @@ metadata: {name: u-a, labels: {owner: someone}}
 data: {value: theirs}`))
 	bundle(t, ns, "u", "basic", "u", "a=1", "b=2")
 	waitValue(t, ns, "u-b", "2")
-	enginetest.Eventually(t, wait, func() (bool, string) {
-		ev := env.Events(t, ns, "u")
-		for _, msg := range ev["ChildConflict"] {
-			if strings.Contains(msg, "u-a exists and belongs to no controller") {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("events = %v", ev)
-	})
+	env.WaitEvent(t, wait, ns, "u", "ChildConflict", "u-a exists and belongs to no controller")
 	if cm := configMap(t, ns, "u-a"); cm.GetResourceVersion() != theirs.GetResourceVersion() || len(cm.GetOwnerReferences()) != 0 {
 		t.Fatalf("an orphan no parent may adopt was written: %v", cm.Object)
 	}

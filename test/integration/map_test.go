@@ -460,15 +460,7 @@ func TestMapTombstoneFailureKeepsOutputs(t *testing.T) {
 		return hookCalls(ctl, "tombstone", "starlark", "error") > failed, "no failed tombstone call yet"
 	})
 	waitIdle(t, ctl) // the reconcile that made the call is done, and its retries wait their backoff
-	enginetest.Eventually(t, wait, func() (bool, string) {
-		ev := env.Events(t, ns, "p")
-		for _, m := range ev["HookFailed"] {
-			if strings.Contains(m, "tombstone says no") {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("no HookFailed event from the tombstone hook; events %v", ev)
-	})
+	env.WaitEvent(t, wait, ns, "p", "HookFailed", "tombstone says no")
 	if c := getCopy(t, ns, "p-a-0"); c == nil || c.GetDeletionTimestamp() != nil || c.GetResourceVersion() != kept.GetResourceVersion() {
 		t.Fatalf("a failed tombstone call changed its key's output: %v", c)
 	}

@@ -123,15 +123,7 @@ func Settle(t *testing.T, env *enginetest.Env, name string, touch func()) {
 // message contains text.
 func WaitEvent(t *testing.T, env *enginetest.Env, ns, name, reason, text string) {
 	t.Helper()
-	enginetest.Eventually(t, Wait, func() (bool, string) {
-		ev := env.Events(t, ns, name)
-		for _, m := range ev[reason] {
-			if strings.Contains(m, text) {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("no %s event containing %q; events: %v", reason, text, ev)
-	})
+	env.WaitEvent(t, Wait, ns, name, reason, text)
 }
 
 // Warnings lists the Warning Events about objects of kind named name in ns.
