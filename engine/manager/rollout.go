@@ -128,8 +128,8 @@ func (m *Manager) compileStable(ctx context.Context, b *built, raw []byte) (*rec
 }
 
 // drive advances run's staged rollout every rolloutTick until it completes or ctx ends: it
-// syncs again the parents a step moves, records an Event at each step, halt and completion,
-// and writes the controller's status.
+// records an Event at each step, halt and completion, writes the controller's status, and
+// then syncs again the parents a step moves.
 func (m *Manager) drive(ctx context.Context, k key, run *running) {
 	t := time.NewTicker(rolloutTick)
 	defer t.Stop()
@@ -145,9 +145,6 @@ func (m *Manager) drive(ctx context.Context, k key, run *running) {
 		if ctx.Err() != nil {
 			return
 		}
-		if moved {
-			run.runner.Resync()
-		}
 		obj, exists, _ := m.kinds[k.kind].informer.Indexer().GetByKey(k.name)
 		if exists {
 			u := obj.(*unstructured.Unstructured)
@@ -158,6 +155,12 @@ func (m *Manager) drive(ctx context.Context, k key, run *running) {
 			if werr := m.writeStatus(ctx, k, u, m.statusOK(k, run)); werr != nil {
 				m.opts.Log.Info("controller status not written", "controller", m.ref(k), "error", werr.Error())
 			}
+		}
+		// The step is recorded before the parents it moves sync again: an engine that
+		// restarts in between resumes from the step, and a reader of the status never sees
+		// those parents on the edit under the step before.
+		if moved {
+			run.runner.Resync()
 		}
 		last, lastErr = st, ""
 		if err != nil {

@@ -174,8 +174,11 @@ func TestHookRolloutInSteps(t *testing.T) {
 	steps := map[int32]int32{} // step → parents updated, as the status said
 	deadline := time.Now().Add(2 * wait)
 	for {
-		st := rolloutOf(t, name)
+		// The children first, then the status: the rollout records a step before it moves any
+		// parent of it, so children on the edit beyond the canaries under a status still at
+		// step 1 are a real breach, not a step that began between the two reads.
 		by := onRevision(t, ns)
+		st := rolloutOf(t, name)
 		if st.Step == 1 && st.Phase == v1alpha1.RolloutProgressing && len(by["two"])+len(by["mixed"]) > 2 {
 			t.Fatalf("canary step with %d parents on the edit: %v", len(by["two"])+len(by["mixed"]), by)
 		}
