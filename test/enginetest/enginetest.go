@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -317,17 +318,17 @@ func (e *Env) Events(t testing.TB, ns, name string) map[string][]string {
 }
 
 // WaitEvent waits up to timeout for an Event about object ns/name with reason whose message
-// contains text.
-func (e *Env) WaitEvent(t testing.TB, timeout time.Duration, ns, name, reason, text string) {
+// contains every one of texts.
+func (e *Env) WaitEvent(t testing.TB, timeout time.Duration, ns, name, reason string, texts ...string) {
 	t.Helper()
 	Eventually(t, timeout, func() (bool, string) {
 		ev := e.Events(t, ns, name)
 		for _, m := range ev[reason] {
-			if strings.Contains(m, text) {
+			if !slices.ContainsFunc(texts, func(text string) bool { return !strings.Contains(m, text) }) {
 				return true, ""
 			}
 		}
-		return false, fmt.Sprintf("no %s event containing %q; events: %v", reason, text, ev)
+		return false, fmt.Sprintf("no %s event containing %q; events: %v", reason, texts, ev)
 	})
 }
 

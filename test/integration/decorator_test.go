@@ -205,14 +205,7 @@ func TestTwoDecoratorsOnOneTarget(t *testing.T) {
 	steer(t, b, "deco-two", map[string]any{"labels": map[string]any{"two": "2"},
 		"attachments": []any{map[string]any{"name": "y", "value": "2"}},
 		"exact":       []any{map[string]any{"name": "deco-one-x", "value": "taken"}}})
-	enginetest.Eventually(t, wait, func() (bool, string) {
-		for _, m := range env.Events(t, ns, "both")["ChildConflict"] {
-			if strings.Contains(m, "deco-one-x") {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("no ChildConflict event naming deco-one-x; events %v", env.Events(t, ns, "both"))
-	})
+	env.WaitEvent(t, wait, ns, "both", "ChildConflict", "deco-one-x")
 	waitIdle(t, "decoratorcontroller/deco-two")
 	if cm := configMap(t, ns, "deco-one-x"); cm.GetResourceVersion() != one.GetResourceVersion() || !attachmentOf(cm, b, "deco-one") {
 		t.Fatalf("deco-one's attachment was taken or changed by deco-two: %v", cm.Object)

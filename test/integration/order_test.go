@@ -213,15 +213,7 @@ func TestOrderCycleRefused(t *testing.T) {
 		}})
 	})
 	want := fmt.Sprintf("a cycle: Copy %[1]s/cyc-mid waits for ConfigMap %[1]s/cyc-base waits for ConfigMap %[1]s/cyc-top waits for Copy %[1]s/cyc-mid", ns)
-	enginetest.Eventually(t, wait, func() (bool, string) {
-		ev := env.Events(t, ns, "cyc")
-		for _, m := range ev["InvalidHookResponse"] {
-			if strings.Contains(m, want) {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("no InvalidHookResponse event containing %q; events: %v", want, ev)
-	})
+	env.WaitEvent(t, wait, ns, "cyc", "InvalidHookResponse", want)
 	for _, part := range []string{"base", "mid", "top"} {
 		if obj := orderChild(t, ns, "cyc", part); obj != nil {
 			t.Errorf("cyc-%s was written for an invalid answer", part)

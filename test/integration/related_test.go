@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -182,15 +181,7 @@ func TestCustomizeFailureChangesNothing(t *testing.T) {
 	failedAfter(t, "compositecontroller/related-fail", func() {
 		env.Patch(t, p, `{"spec":{"sources":["b"],"customizeFails":true}}`)
 	})
-	enginetest.Eventually(t, wait, func() (bool, string) {
-		ev := env.Events(t, ns, "p")
-		for _, m := range ev["HookFailed"] {
-			if strings.Contains(m, "customize hook") && strings.Contains(m, "customize says no") {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("events %v", ev)
-	})
+	env.WaitEvent(t, wait, ns, "p", "HookFailed", "customize hook", "customize says no")
 	if cur := configMap(t, ns, "p-merged"); cur.GetResourceVersion() != before.GetResourceVersion() {
 		t.Fatalf("the child changed after customize failed: %v", cur.Object["data"])
 	}

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,28 +82,14 @@ func TestServiceAccountDecidesReadsAndWrites(t *testing.T) {
 		v, err := value(teamA, "a-x")
 		return v == "1", fmt.Sprintf("team-a's child: %q, %v", v, err)
 	})
-	enginetest.Eventually(t, wait, func() (bool, string) {
-		for _, msg := range env.Events(t, teamB, "b")["WriteFailed"] {
-			if strings.Contains(msg, user) && strings.Contains(msg, "create") && strings.Contains(msg, "configmaps") {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("no WriteFailed Event naming create, configmaps and %s; events %v", user, env.Events(t, teamB, "b"))
-	})
+	env.WaitEvent(t, wait, teamB, "b", "WriteFailed", user, "create", "configmaps")
 	if got := enginetest.Condition(getBundle(t, teamB, "b"), "Synced"); got != "False" {
 		t.Errorf("team-b's parent: Synced %q, want False", got)
 	}
 	if _, err := value(teamB, "b-x"); !apierrors.IsNotFound(err) {
 		t.Errorf("team-b's child: %v, want not found", err)
 	}
-	enginetest.Eventually(t, wait, func() (bool, string) {
-		for _, msg := range env.Events(t, teamC, "c")["ReadRefused"] {
-			if strings.Contains(msg, user) && strings.Contains(msg, "list configmaps in namespace "+teamC) {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("no ReadRefused Event naming list, configmaps and %s; events %v", user, env.Events(t, teamC, "c"))
-	})
+	env.WaitEvent(t, wait, teamC, "c", "ReadRefused", user, "list configmaps in namespace "+teamC)
 	if ev := env.Events(t, teamC, "c"); len(ev["WriteFailed"]) > 0 {
 		t.Errorf("team-c's parent: a write was tried although its reads were refused: %v", ev["WriteFailed"])
 	}

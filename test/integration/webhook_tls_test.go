@@ -94,14 +94,7 @@ func TestWebhookWrongTokenWritesNothing(t *testing.T) {
 	ns := env.Namespace(t)
 	tlsController(t, "webhook-tls-refused", ns, srv, caPEM, "stale-token")
 	bundle(t, ns, "r", "webhook-tls-refused", "r", "a=1")
-	enginetest.Eventually(t, wait, func() (bool, string) {
-		for _, msg := range env.Events(t, ns, "r")["HookFailed"] {
-			if strings.Contains(msg, "HTTP 401") && strings.Contains(msg, "credentials") && strings.Contains(msg, "bad token") {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("no HookFailed Event about the 401; events %v", env.Events(t, ns, "r"))
-	})
+	env.WaitEvent(t, wait, ns, "r", "HookFailed", "HTTP 401", "credentials", "bad token")
 	if cm := configMap(t, ns, "r-a"); cm != nil {
 		t.Fatalf("a child was written although the hook was refused: %v", cm.Object)
 	}
