@@ -47,6 +47,12 @@ type Orphans struct {
 	Keys []string
 }
 
+// Reads reports whether o reads every orphan labelled with key.
+func (o Orphans) Reads(key string) bool {
+	_, found := slices.BinarySearch(o.Keys, key)
+	return o.Every || found
+}
+
 // Covers reports whether o reads every orphan that p reads.
 func (o Orphans) Covers(p Orphans) bool {
 	if o.Every || !p.Every && len(p.Keys) == 0 {
@@ -56,7 +62,7 @@ func (o Orphans) Covers(p Orphans) bool {
 		return false
 	}
 	for _, k := range p.Keys {
-		if _, found := slices.BinarySearch(o.Keys, k); !found {
+		if !o.Reads(k) {
 			return false
 		}
 	}

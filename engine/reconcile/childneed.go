@@ -52,9 +52,8 @@ func orphansOf(sel labels.Selector, have informers.Orphans) informers.Orphans {
 		switch req.Operator() {
 		case selection.Equals, selection.DoubleEquals, selection.In, selection.Exists,
 			selection.GreaterThan, selection.LessThan:
-			one := informers.Orphans{Keys: []string{req.Key()}}
-			if have.Covers(one) {
-				return one
+			if have.Reads(req.Key()) {
+				return informers.Orphans{Keys: []string{req.Key()}}
 			}
 			if first == "" {
 				first = req.Key()
