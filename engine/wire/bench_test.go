@@ -53,7 +53,7 @@ func serializers(b *testing.B) []struct {
 	}{{"client-go", stockJSON(b)}, {"wire", jsonInfo(b, negotiated(false))}, {"wire-cache", jsonInfo(b, negotiated(true))}}
 }
 
-// list is a ConfigMapList of n items.
+// list is a ConfigMapList of n items, in families of five children of one parent.
 func list(t testing.TB, n int) []byte {
 	var b bytes.Buffer
 	cm := bytes.TrimSpace(read(t, "configmap.json"))
@@ -62,7 +62,8 @@ func list(t testing.TB, n int) []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(bytes.Replace(cm, []byte(`"p-0017-3"`), fmt.Appendf(nil, `"cm-%d"`, i), 1))
+		item := bytes.Replace(cm, []byte(`"p-0017-3"`), fmt.Appendf(nil, `"cm-%d"`, i), 1)
+		b.Write(bytes.ReplaceAll(item, []byte(`"p-0017"`), fmt.Appendf(nil, `"p-%04d"`, i/5)))
 	}
 	b.WriteString("]}")
 	return b.Bytes()

@@ -18,8 +18,9 @@ type Clients struct {
 	// Dynamic keeps every field of what it reads: for writes, and reads whose answers are
 	// used whole.
 	Dynamic dynamic.Interface
-	// Cache leaves out metadata.managedFields of what it lists and watches: for informers,
-	// whose objects are never written back whole.
+	// Cache leaves out metadata.managedFields of what it lists and watches, and shares the
+	// labels and ownerReferences its objects hold alike: for informers, whose objects are
+	// read and never modified, nor written back whole.
 	Cache dynamic.Interface
 }
 
@@ -55,9 +56,9 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 // NewDynamic returns the dynamic client of NewClients that keeps every field.
 func NewDynamic(cfg *rest.Config) (dynamic.Interface, error) { return newDynamic(cfg, false) }
 
-func newDynamic(cfg *rest.Config, dropManagedFields bool) (dynamic.Interface, error) {
+func newDynamic(cfg *rest.Config, forCache bool) (dynamic.Interface, error) {
 	config := dynamic.ConfigFor(cfg)
-	config.NegotiatedSerializer = negotiated(dropManagedFields)
+	config.NegotiatedSerializer = negotiated(forCache)
 	config.GroupVersion = nil
 	config.APIPath = "/if-you-see-this-search-for-the-break" // as client-go's: every path is absolute
 	restClient, err := rest.UnversionedRESTClientFor(config)
@@ -75,7 +76,7 @@ var metaScheme = func() *runtime.Scheme {
 	return s
 }()
 
-func negotiated(dropManagedFields bool) runtime.NegotiatedSerializer {
+func negotiated(forCache bool) runtime.NegotiatedSerializer {
 	stock := json.NewSerializerWithOptions(json.DefaultMetaFactory, creater{metaScheme}, typer{metaScheme}, json.SerializerOptions{})
 	pretty := json.NewSerializerWithOptions(json.DefaultMetaFactory, creater{metaScheme}, typer{metaScheme}, json.SerializerOptions{Pretty: true})
 	stream := json.NewSerializerWithOptions(json.DefaultMetaFactory, metaScheme, metaScheme, json.SerializerOptions{})
@@ -84,11 +85,11 @@ func negotiated(dropManagedFields bool) runtime.NegotiatedSerializer {
 		MediaTypeType:    "application",
 		MediaTypeSubType: "json",
 		EncodesAsText:    true,
-		Serializer:       serializer{next: stock, scheme: metaScheme, dropManagedFields: dropManagedFields},
+		Serializer:       serializer{next: stock, scheme: metaScheme, forCache: forCache},
 		PrettySerializer: pretty,
 		StreamSerializer: &runtime.StreamSerializerInfo{
 			EncodesAsText: true,
-			Serializer:    serializer{next: stream, scheme: metaScheme, dropManagedFields: dropManagedFields},
+			Serializer:    serializer{next: stream, scheme: metaScheme, forCache: forCache},
 			Framer:        framer{},
 		},
 	}}

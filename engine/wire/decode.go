@@ -36,11 +36,16 @@ var errDepth = errors.New("wire: nesting deeper than 10000")
 // it. It is safe for concurrent use; the result shares no memory with data.
 func Decode(data []byte) (map[string]any, error) { return decode(data, false) }
 
-// decode is Decode, leaving out metadata.managedFields of the object, or of each item of a
-// list, when drop is set: the cache never keeps them, and building them costs a third of
-// a typical child's decoding.
-func decode(data []byte, drop bool) (map[string]any, error) {
-	p := parser{data: data, dropManagedFields: drop}
+// decode is Decode, or, for the informers' cache (forCache), Decode shaped for holding
+// many objects: metadata.managedFields of the object, or of each item of a list, is left
+// out (the cache never keeps them, and building them costs a third of a typical child's
+// decoding), and the values objects hold alike (apiVersion, kind, metadata.namespace,
+// metadata.creationTimestamp, metadata.labels and metadata.ownerReferences) are, when equal
+// to ones decoded recently, the same values (sharedSubtrees). The result then shares memory
+// with other results, which is safe because the cache's objects are read and never
+// modified.
+func decode(data []byte, forCache bool) (map[string]any, error) {
+	p := parser{data: data, forCache: forCache}
 	p.space()
 	if p.pos >= len(p.data) || p.data[p.pos] != '{' {
 		return nil, p.fail("want an object")
@@ -57,13 +62,13 @@ func decode(data []byte, drop bool) (map[string]any, error) {
 
 // parser is one pass over data. Not for concurrent use.
 type parser struct {
-	data              []byte
-	pos               int
-	depth             int
-	dropManagedFields bool
+	data     []byte
+	pos      int
+	depth    int
+	forCache bool
 }
 
-// role is where an object or array is in a Kubernetes object, for dropManagedFields.
+// role is where an object or array is in a Kubernetes object, for forCache.
 type role uint8
 
 const (
@@ -160,11 +165,14 @@ func (p *parser) object(r role) (map[string]any, error) {
 			v, err = p.valueAs(meta)
 		case r == root && k == "items":
 			v, err = p.valueAs(root)
-		case r == meta && k == "managedFields" && p.dropManagedFields:
+		case r == meta && k == "managedFields" && p.forCache:
 			p.space()
 			if err = p.skip(); err == nil {
 				goto next
 			}
+		case p.forCache && (r == root && (k == "apiVersion" || k == "kind") ||
+			r == meta && (k == "namespace" || k == "creationTimestamp" || k == "labels" || k == "ownerReferences")):
+			v, err = p.shared()
 		default:
 			v, err = p.value()
 		}
@@ -464,6 +472,10 @@ var knownKeys = func() map[string]string {
 		"conditions", "type", "reason", "message", "lastTransitionTime", "observedGeneration",
 		"object", "continue", "remainingItemCount", "selector", "matchLabels", "template",
 		"replicas", "value", "key", "values", "operator", "matchExpressions",
+		// The keys the engine writes on the objects it makes.
+		"metascript.dev/applied-hash", "metascript.dev/parent-uid", "metascript.dev/map-controller",
+		"metascript.dev/map-key", "metascript.dev/decorator-controller", "metascript.dev/composite-controller",
+		"metascript.dev/controller-uid",
 	} {
 		m[k] = k
 	}

@@ -47,7 +47,7 @@ var (
 	flagParents    = flag.Int("parents", 2000, "parents (TestScale runs only when this flag or METASCRIPT_SCALE is set)")
 	flagChildren   = flag.Int("children", 5, "ConfigMap children per parent")
 	flagWorkers    = flag.Int("workers", 5, "engine workers, and goroutines of the floor program")
-	flagPprof      = flag.Bool("pprof", false, "save 30 s CPU profiles of the API server from the floor's start, of the engine and the API server from the engine's start, and 5 s of the engine from the no-op resync's start")
+	flagPprof      = flag.Bool("pprof", false, "save 30 s CPU profiles of the API server from the floor's start, of the engine and the API server from the engine's start, 5 s of the engine from the no-op resync's start, and the engine's heap once settled and after the resync")
 	flagApply      = flag.Bool("floor-apply", false, "the floor writes the children by server-side apply, as the engine does, instead of create")
 	flagWriters    = flag.Int("floor-child-writers", 1, "how many of a parent's children the floor writes at once (the engine: up to 8)")
 	flagAuditLog   = flag.String("audit-log", "", "keep the API server's audit log in this file (default: a temporary file, removed)")
@@ -443,6 +443,7 @@ func run(t *testing.T, p params) *result {
 				t.Errorf("profile: %v", err)
 			}
 		}
+		r.profiles = append(r.profiles, b.heap(ctx, "settled"))
 	}
 
 	// A no-op resync: the hook's source changes, so every parent syncs again; everything is
@@ -465,6 +466,7 @@ func run(t *testing.T, p params) *result {
 		if err := <-profiled; err != nil {
 			t.Errorf("profile: %v", err)
 		}
+		r.profiles = append(r.profiles, b.heap(ctx, "resynced"))
 	}
 	r.resync.took = end.at.Sub(start.at)
 	r.resync.costs(start, end)
@@ -480,6 +482,17 @@ func run(t *testing.T, p params) *result {
 			p.parents, writes, formatKinds(r.resync.requests[engineUser], "  "))
 	}
 	return r
+}
+
+// heap saves the engine's heap profile as of its latest collection, named after phase, and
+// returns the file's path.
+func (b *bench) heap(ctx context.Context, phase string) string {
+	b.t.Helper()
+	file := filepath.Join(b.pprofDir, "engine."+phase+".heap.pprof")
+	if err := b.engine.Heap(ctx, file); err != nil {
+		b.t.Errorf("heap profile: %v", err)
+	}
+	return file
 }
 
 // await waits for done, failing with msg() when ctx ends or the engine exits first.
