@@ -278,8 +278,8 @@ func (f *Factory) Active() int {
 	return len(f.informers)
 }
 
-// Sizes returns how many objects each informer caches, by resource ("resource.group"). It
-// lists every cache's keys: for metrics scrapes, not event paths.
+// Sizes returns how many objects each informer caches, by resource ("resource.group"): the
+// objects handed to its store and not deleted since, which the store holds or is about to.
 func (f *Factory) Sizes() map[string]int {
 	f.mu.Lock()
 	infs := make([]*Informer, 0, len(f.informers))
@@ -289,7 +289,7 @@ func (f *Factory) Sizes() map[string]int {
 	f.mu.Unlock()
 	sizes := make(map[string]int, len(infs))
 	for _, inf := range infs {
-		sizes[inf.GVR.GroupResource().String()] += len(inf.Indexer().ListKeys())
+		sizes[inf.GVR.GroupResource().String()] += inf.share.size()
 	}
 	return sizes
 }

@@ -158,6 +158,14 @@ func (lw *shareLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions
 	return s, nil
 }
 
+// size returns how many objects the reflector was handed and not told are deleted: the
+// objects its store holds, or is about to. Counting the store's keys would copy them all.
+func (lw *shareLW) size() int {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return len(lw.present)
+}
+
 // resync asks for a pass with what is kept now, and returns its epoch for settled.
 func (lw *shareLW) resync() uint64 {
 	lw.mu.Lock()

@@ -261,6 +261,10 @@ func TestOrphansByLabelKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitKeys(t, children, ns, "by-uid", "foreign", "other-key", "owned", "plain")
+	// Sizes counts what the store holds, including what left it.
+	waitTrue(t, "Sizes counts the store", func() bool {
+		return f.Sizes()["secrets"] == len(children.Indexer().ListKeys())
+	})
 	f.ReleaseFor(children, both)
 }
 
