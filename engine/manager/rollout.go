@@ -128,12 +128,13 @@ func (m *Manager) compileStable(ctx context.Context, b *built, raw []byte) (*rec
 }
 
 // drive advances run's staged rollout every rolloutTick until it completes or ctx ends: it
-// records an Event at each step, halt and completion, writes the controller's status, and
-// then syncs again the parents a step moves.
+// writes the controller's status, then commits the step, records an Event at each step, halt
+// and completion, and syncs again the parents a step moved.
 func (m *Manager) drive(ctx context.Context, k key, run *running) {
 	t := time.NewTicker(rolloutTick)
 	defer t.Stop()
 	last, lastErr := run.rollout.Status(), ""
+	resync := false // a step moved parents and they have not synced again since
 	for {
 		// The first Advance waits a tick: the runner's parent events are still arriving.
 		select {
@@ -145,27 +146,34 @@ func (m *Manager) drive(ctx context.Context, k key, run *running) {
 		if ctx.Err() != nil {
 			return
 		}
+		resync = resync || moved
 		obj, exists, _ := m.kinds[k.kind].informer.Indexer().GetByKey(k.name)
-		if exists {
-			u := obj.(*unstructured.Unstructured)
-			if err != nil && err.Error() != lastErr {
-				m.opts.Recorder.Event(u, corev1.EventTypeWarning, "InvalidRolloutPolicy", err.Error())
-			}
-			m.rolloutEvents(u, last, st)
-			if werr := m.writeStatus(ctx, k, u, m.statusOK(k, run)); werr != nil {
-				m.opts.Log.Info("controller status not written", "controller", m.ref(k), "error", werr.Error())
-			}
+		if !exists {
+			continue // being deleted: nothing keeps the step, so no parent takes it
 		}
-		// The step is recorded before the parents it moves sync again: an engine that
-		// restarts in between resumes from the step, and a reader of the status never sees
-		// those parents on the edit under the step before.
-		if moved {
-			run.runner.Resync()
+		u := obj.(*unstructured.Unstructured)
+		if err != nil && err.Error() != lastErr {
+			m.opts.Recorder.Event(u, corev1.EventTypeWarning, "InvalidRolloutPolicy", err.Error())
 		}
-		last, lastErr = st, ""
+		lastErr = ""
 		if err != nil {
 			lastErr = err.Error()
 		}
+		// The step takes effect (Commit) once the status records it, and its parents sync
+		// again after that: an engine that restarts resumes from the step, so no parent
+		// goes back, and a reader of the status never sees a parent on the edit under the
+		// step before. A failed write is tried again at the next tick.
+		if werr := m.writeStatus(ctx, k, u, m.statusOK(k, run)); werr != nil {
+			m.opts.Log.Info("controller status not written", "controller", m.ref(k), "error", werr.Error())
+			continue
+		}
+		m.rolloutEvents(u, last, st)
+		run.rollout.Commit()
+		if resync {
+			run.runner.Resync()
+			resync = false
+		}
+		last = st
 		if st.Phase == v1alpha1.RolloutComplete {
 			return
 		}

@@ -21,6 +21,7 @@ func BenchmarkCandidate(b *testing.B) {
 	if _, _, err := r.Advance(time.Now(), parents); err != nil {
 		b.Fatal(err)
 	}
+	r.Commit()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {

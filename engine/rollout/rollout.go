@@ -2,7 +2,8 @@
 // run the changed hooks (the candidate revision) and which the previous ones (the stable
 // revision), when the share grows, and when a failure halts it. It decides only: the
 // reconcile skeleton asks it which program a parent runs and reports each outcome, and the
-// manager calls Advance and writes the status it returns.
+// manager calls Advance, writes the status it returns, and then Commit: reconciles act on a
+// step only once the cluster keeps it.
 //
 // Which parents run the candidate is a function of state the cluster keeps (the
 // controller's status.hookRollout): a parent runs it when its rank, a digest of its uid and
@@ -118,20 +119,47 @@ type Planned struct {
 }
 
 // Rollout is the staged change of one controller's hooks from a stable revision to a
-// candidate. Its methods are safe for concurrent use: reconciles call Candidate, Synced and
-// Rendered; the manager calls Advance and SetPolicy.
+// candidate. Its methods are safe for concurrent use: reconciles call Candidate, DryRun,
+// MaxDeletes, Synced and Rendered; the manager calls Advance, Commit and SetPolicy.
+//
+// Advance changes the status to keep (st, cutoff, chosen); reconciles act on the stage that
+// was last committed (live). Between the two, the status is written: a parent never runs a
+// step the cluster does not keep yet, so an engine that restarts, resuming from the status,
+// moves no parent back.
 type Rollout struct {
 	mu     sync.Mutex
 	policy Policy
 	st     v1alpha1.HookRolloutStatus
 	cutoff uint64
 	chosen bool // a cutoff was chosen: false until the first Advance of a new rollout
+	live   stage
 
 	synced   map[types.UID]bool   // candidate parents that synced successfully on it
 	failed   map[types.UID]string // candidate parents whose last sync failed, and why
 	firstBad []Parent             // failed parents in the order they failed
 	planned  map[types.UID]planned
 }
+
+// stage is what decides which revision a parent runs.
+type stage struct {
+	phase  string
+	cutoff uint64
+	chosen bool
+}
+
+// runs reports whether, at this stage, the parent uid runs the candidate revision.
+func (s stage) runs(uid types.UID, revision string) bool {
+	switch {
+	case s.phase == v1alpha1.RolloutComplete:
+		return true
+	case s.phase == v1alpha1.RolloutDryRun || !s.chosen:
+		return false
+	}
+	return Rank(uid, revision) <= s.cutoff
+}
+
+// next is the stage of the status to keep.
+func (r *Rollout) next() stage { return stage{phase: r.st.Phase, cutoff: r.cutoff, chosen: r.chosen} }
 
 type planned struct {
 	Planned
@@ -142,10 +170,12 @@ type planned struct {
 // Complete returns the rollout of a controller whose parents all run revision, whose hooks
 // stable holds.
 func Complete(policy Policy, revision string, stable []byte) *Rollout {
-	return &Rollout{policy: policy, chosen: true, cutoff: math.MaxUint64, synced: map[types.UID]bool{}, failed: map[types.UID]string{},
+	r := &Rollout{policy: policy, chosen: true, cutoff: math.MaxUint64, synced: map[types.UID]bool{}, failed: map[types.UID]string{},
 		planned: map[types.UID]planned{},
 		st: v1alpha1.HookRolloutStatus{Revision: revision, StableRevision: revision, Phase: v1alpha1.RolloutComplete,
 			Stable: rawOf(stable)}}
+	r.live = r.next()
+	return r
 }
 
 // Start returns the rollout from stableRevision (whose hooks stable holds) to revision. When
@@ -165,11 +195,13 @@ func Start(policy Policy, stableRevision string, stable []byte, revision string,
 		if r.st.Phase == v1alpha1.RolloutComplete {
 			r.cutoff, r.chosen = math.MaxUint64, true
 		}
+		r.live = r.next() // the cluster keeps it
 		return r
 	}
 	if policy.DryRun {
 		r.st.Phase = v1alpha1.RolloutDryRun
 	}
+	r.live = r.next() // no parent on the candidate: the same whether kept or not
 	return r
 }
 
@@ -190,7 +222,15 @@ func (r *Rollout) Revision() string { return r.st.Revision }
 func (r *Rollout) Staged() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.st.Phase != v1alpha1.RolloutComplete
+	return r.live.phase != v1alpha1.RolloutComplete
+}
+
+// Commit makes reconciles act on the status the last Advance returned, once the cluster
+// keeps it. Until then they act on the status committed before.
+func (r *Rollout) Commit() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live = r.next()
 }
 
 // SetPolicy replaces the policy: an edit of spec.hookRollout alone changes no revision. The
@@ -201,35 +241,28 @@ func (r *Rollout) SetPolicy(p Policy) {
 	r.policy = p
 }
 
-// Candidate reports whether the parent runs the candidate revision.
+// Candidate reports whether the parent runs the candidate revision (as committed).
 func (r *Rollout) Candidate(uid types.UID) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.candidate(uid)
+	return r.live.runs(uid, r.st.Revision)
 }
 
-func (r *Rollout) candidate(uid types.UID) bool {
-	switch {
-	case r.st.Phase == v1alpha1.RolloutComplete:
-		return true
-	case r.st.Phase == v1alpha1.RolloutDryRun || !r.chosen:
-		return false
-	}
-	return Rank(uid, r.st.Revision) <= r.cutoff
-}
+// candidate reports whether the parent runs the candidate revision in the status to keep.
+func (r *Rollout) candidate(uid types.UID) bool { return r.next().runs(uid, r.st.Revision) }
 
-// DryRun reports whether the candidate is only rendered.
+// DryRun reports whether the candidate is only rendered (as committed).
 func (r *Rollout) DryRun() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.st.Phase == v1alpha1.RolloutDryRun
+	return r.live.phase == v1alpha1.RolloutDryRun
 }
 
 // MaxDeletes is how many children one candidate sync may delete; negative: any number.
 func (r *Rollout) MaxDeletes() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.st.Phase == v1alpha1.RolloutComplete {
+	if r.live.phase == v1alpha1.RolloutComplete {
 		return -1
 	}
 	return r.policy.MaxDeletes

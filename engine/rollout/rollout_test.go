@@ -87,12 +87,14 @@ func syncAll(r *Rollout, ps []Parent) {
 	}
 }
 
+// advance is the manager's turn: Advance, then Commit once the status is written.
 func advance(t *testing.T, r *Rollout, now time.Time, ps []Parent) (v1alpha1.HookRolloutStatus, bool) {
 	t.Helper()
 	st, moved, err := r.Advance(now, ps)
 	if err != nil {
 		t.Fatalf("Advance: %v", err)
 	}
+	r.Commit()
 	return st, moved
 }
 
@@ -215,6 +217,62 @@ func TestCanary(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Reconciles act on a step only once it is committed (the manager wrote the status): the
+// canary, a later step and the promotion each leave every parent where it was until then.
+func TestStepTakesEffectOnCommit(t *testing.T) {
+	ps := parentsOf(10)
+	pol := policy(intstr.FromInt32(2), intstr.FromInt32(3), 0)
+	pol.MaxDeletes = 1
+	r := Start(pol, stableRev, stableHook, candRev, nil)
+	uncommitted := func(what string, wantCandidates int, staged bool) {
+		t.Helper()
+		if got := candidates(r, ps); len(got) != wantCandidates || r.Staged() != staged || r.MaxDeletes() == -1 {
+			t.Fatalf("%s, not committed: candidates %v, Staged %v, MaxDeletes %d; want %d, %v, the bound",
+				what, got, r.Staged(), r.MaxDeletes(), wantCandidates, staged)
+		}
+	}
+	st, moved, err := r.Advance(t0, ps)
+	if err != nil || !moved || st.Step != 1 || st.UpdatedParents != 2 {
+		t.Fatalf("canary: moved %v, step %d, updated %d, %v", moved, st.Step, st.UpdatedParents, err)
+	}
+	uncommitted("canary", 0, true)
+	// Written or not, the next Advance starts from the status it returned: no parent ran
+	// the canary, so no step follows.
+	if st, moved := advanceOnly(t, r, t0.Add(time.Minute), ps); moved || st.Step != 1 {
+		t.Fatalf("an Advance before the canary synced moved to step %d", st.Step)
+	}
+	r.Commit()
+	if got := candidates(r, ps); len(got) != 2 {
+		t.Fatalf("canary committed: candidates %v, want 2", got)
+	}
+	syncAll(r, ps)
+	if st, moved := advanceOnly(t, r, t0.Add(time.Minute), ps); !moved || st.Step != 2 || st.UpdatedParents != 5 {
+		t.Fatalf("step 2: moved %v, step %d, updated %d; want true, 2, 5", moved, st.Step, st.UpdatedParents)
+	}
+	uncommitted("step 2", 2, true)
+	r.Commit()
+	pol.Promote = candRev
+	r.SetPolicy(pol)
+	if st, moved := advanceOnly(t, r, t0.Add(2*time.Minute), ps); !moved || st.Phase != v1alpha1.RolloutComplete {
+		t.Fatalf("promote: moved %v, phase %s", moved, st.Phase)
+	}
+	uncommitted("promotion", 5, true)
+	r.Commit()
+	if got := candidates(r, ps); len(got) != 10 || r.Staged() || r.MaxDeletes() != -1 {
+		t.Fatalf("promotion committed: candidates %v, Staged %v, MaxDeletes %d", got, r.Staged(), r.MaxDeletes())
+	}
+}
+
+// advanceOnly is Advance with no Commit: the manager could not write the status.
+func advanceOnly(t *testing.T, r *Rollout, now time.Time, ps []Parent) (v1alpha1.HookRolloutStatus, bool) {
+	t.Helper()
+	st, moved, err := r.Advance(now, ps)
+	if err != nil {
+		t.Fatalf("Advance: %v", err)
+	}
+	return st, moved
 }
 
 func TestSteps(t *testing.T) {
