@@ -22,6 +22,7 @@ import (
 	"metascript.dev/metascript/engine/claim"
 	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
+	"metascript.dev/metascript/engine/selector"
 )
 
 // Annotations and finalizers the engine writes.
@@ -159,7 +160,7 @@ func (k *kind) ParentSelector(res int) labels.Selector { return k.targets[res].l
 
 func (k *kind) Selects(res int, obj *unstructured.Unstructured) bool {
 	t := k.targets[res]
-	if !t.labels.Matches(labels.Set(obj.GetLabels())) {
+	if !t.labels.Matches(selector.Labels(obj)) {
 		return false
 	}
 	return t.annotations == nil || t.annotations.matches(obj.GetAnnotations())

@@ -18,13 +18,15 @@ import (
 	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/reconcile"
+	"metascript.dev/metascript/engine/selector"
 )
 
 // input is one object a parent maps.
 type input struct {
-	res int // index of kind.inputs
-	obj *unstructured.Unstructured
-	key string // its map key: its UID
+	res             int // index of kind.inputs
+	obj             *unstructured.Unstructured
+	key             string // its map key: its UID
+	namespace, name string // obj's, read once for sorting
 }
 
 // group is the observed outputs of one map key.
@@ -261,15 +263,14 @@ func (k *kind) inputsOf(parent *unstructured.Unstructured, sel labels.Selector, 
 			if ref := index.ControllerRef(u); ref != nil && ref.UID == parent.GetUID() {
 				continue // the parent's own output: never its input
 			}
-			if !sel.Matches(labels.Set(u.GetLabels())) {
+			if !sel.Matches(selector.Labels(u)) {
 				continue
 			}
-			out = append(out, input{res: i, obj: u, key: string(u.GetUID())})
+			out = append(out, input{res: i, obj: u, key: string(u.GetUID()), namespace: u.GetNamespace(), name: u.GetName()})
 		}
 	}
 	slices.SortFunc(out, func(a, b input) int {
-		return cmp.Or(cmp.Compare(a.res, b.res), cmp.Compare(a.obj.GetNamespace(), b.obj.GetNamespace()),
-			cmp.Compare(a.obj.GetName(), b.obj.GetName()))
+		return cmp.Or(cmp.Compare(a.res, b.res), cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
 	})
 	return out
 }

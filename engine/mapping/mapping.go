@@ -165,7 +165,7 @@ type kind struct {
 func (k *kind) ParentSelector(int) labels.Selector { return k.parentSel }
 
 func (k *kind) Selects(_ int, parent *unstructured.Unstructured) bool {
-	return k.parentSel.Matches(labels.Set(parent.GetLabels()))
+	return k.parentSel.Matches(selector.Labels(parent))
 }
 
 func (k *kind) Claimant(parent *unstructured.Unstructured) (claim.Parent, error) {

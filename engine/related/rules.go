@@ -11,6 +11,7 @@ import (
 
 	"metascript.dev/metascript/engine/protocol"
 	"metascript.dev/metascript/engine/resources"
+	"metascript.dev/metascript/engine/selector"
 )
 
 // ResponseFields are the top-level fields of a customize hook's response.
@@ -192,7 +193,7 @@ func (r Rule) matches(obj *unstructured.Unstructured, nsLabels func(string) (map
 		if !slices.Contains(r.Names, obj.GetName()) {
 			return false
 		}
-	} else if !r.Selector.Matches(labels.Set(obj.GetLabels())) {
+	} else if !r.Selector.Matches(selector.Labels(obj)) {
 		return false
 	}
 	if r.NamespaceSelector != nil {
