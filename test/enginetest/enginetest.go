@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/scripting/isolated"
@@ -345,14 +346,23 @@ func Condition(obj *unstructured.Unstructured, typ string) string {
 	return ""
 }
 
-// WarmWatchCaches opens and closes a streaming watch of each resource, retrying while the
-// API server answers 429: it builds a custom resource's watch cache on the first request,
-// and until that is ready it asks watches to come back a second later. Benchmarks call it
+// EngineResources are the resources the engine lists and watches whenever it starts: the
+// controller kinds and the hook libraries.
+var EngineResources = []schema.GroupVersionResource{
+	v1alpha1.CompositeControllerResource, v1alpha1.DecoratorControllerResource, v1alpha1.MapControllerResource,
+	v1alpha1.NamespacedCompositeControllerResource, v1alpha1.NamespacedDecoratorControllerResource,
+	v1alpha1.NamespacedMapControllerResource, v1alpha1.HookLibraryResource, v1alpha1.NamespacedHookLibraryResource,
+}
+
+// WarmWatchCaches opens and closes a streaming watch of each resource, and of each resource
+// the engine lists whenever it starts (EngineResources), retrying while the API server
+// answers 429: it builds a custom resource's watch cache on the first request, and until that
+// is ready it answers slowly or asks watches to come back a second later. Benchmarks call it
 // so that an engine started on a fresh control plane is not timed waiting for that, which
 // a long-lived cluster never makes it do.
 func WarmWatchCaches(ctx context.Context, client dynamic.Interface, gvrs ...schema.GroupVersionResource) error {
 	yes := true
-	for _, gvr := range gvrs {
+	for _, gvr := range append(slices.Clone(EngineResources), gvrs...) {
 		for {
 			w, err := client.Resource(gvr).Watch(ctx, metav1.ListOptions{SendInitialEvents: &yes,
 				ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})

@@ -61,9 +61,6 @@ var (
 	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	namespaces  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	controllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"}
-	// decoratorControllers and mapControllers are watched by the engine though none exists.
-	decoratorControllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "decoratorcontrollers"}
-	mapControllers       = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "mapcontrollers"}
 )
 
 // The API server's users: each phase's requests are told apart by who sent them.
@@ -394,7 +391,7 @@ func run(t *testing.T, p params) *result {
 	if obs, err = observe(ctx, observerCfg, "engine", p.parents, p.children); err != nil {
 		t.Fatal(err)
 	}
-	if err := enginetest.WarmWatchCaches(ctx, b.admin, controllers, decoratorControllers, mapControllers, fanouts, configMaps); err != nil {
+	if err := enginetest.WarmWatchCaches(ctx, b.admin, fanouts, configMaps); err != nil {
 		t.Fatal(err)
 	}
 	defer obs.end()

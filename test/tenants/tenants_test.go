@@ -52,11 +52,6 @@ var (
 var (
 	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	controllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"}
-	// Watched by the engine though none exists.
-	otherKinds = []schema.GroupVersionResource{
-		{Group: "metascript.dev", Version: "v1alpha1", Resource: "decoratorcontrollers"},
-		{Group: "metascript.dev", Version: "v1alpha1", Resource: "mapcontrollers"},
-	}
 )
 
 const (
@@ -173,7 +168,7 @@ func run(t *testing.T, n int, idle time.Duration, pprof bool) *result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := enginetest.WarmWatchCaches(ctx, admin, append(otherKinds, controllers, enginetest.Fanouts, configMaps)...); err != nil {
+	if err := enginetest.WarmWatchCaches(ctx, admin, enginetest.Fanouts, configMaps); err != nil {
 		t.Fatal(err)
 	}
 
