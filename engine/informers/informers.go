@@ -330,10 +330,16 @@ func WaitSynced(ctx context.Context, fns ...cache.InformerSynced) bool {
 	}
 }
 
+// dropManagedFields is the informers' transform. It writes only to an object that holds
+// managedFields: the transform also sees objects already in the store (shareLW hands the
+// reflector a stored object as deleted when the filter stops keeping it), which handlers
+// may be reading, and a delete from a map is a write even when the key is absent.
 func dropManagedFields(obj any) (any, error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		if md, ok := u.Object["metadata"].(map[string]any); ok {
-			delete(md, "managedFields")
+			if _, held := md["managedFields"]; held {
+				delete(md, "managedFields")
+			}
 		}
 	}
 	return obj, nil
