@@ -280,9 +280,28 @@ func (e *Process) Profile(ctx context.Context, seconds int, file string) error {
 	}
 }
 
-// Heap saves a heap profile from the engine's pprof server to file.
-func (e *Process) Heap(ctx context.Context, file string) error {
-	return save(ctx, fmt.Sprintf("http://%s/debug/pprof/heap", e.pprofAddr), file)
+// Heap runs a collection in the engine, saves its heap profile from the pprof server to
+// file, and returns the live heap: the bytes of heap objects (HeapAlloc) just after.
+func (e *Process) Heap(ctx context.Context, file string) (live uint64, err error) {
+	if err := save(ctx, fmt.Sprintf("http://%s/debug/pprof/heap?gc=1", e.pprofAddr), file); err != nil {
+		return 0, err
+	}
+	resp, err := get(ctx, fmt.Sprintf("http://%s/debug/pprof/heap?debug=1", e.pprofAddr))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "# HeapAlloc = "); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, errors.New("no HeapAlloc in the engine's heap profile")
 }
 
 // MetricSum reads the engine's /metrics and returns, for each metric name in names, the sum

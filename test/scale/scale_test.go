@@ -115,6 +115,7 @@ type result struct {
 	peakRSS          int64    // the engine's at convergence, bytes
 	peakRSSEnd       int64    // and after the resync
 	cachedConfigMaps float64  // the ConfigMaps the engine caches at convergence
+	liveHeap         [2]uint64 // with -pprof, the engine's live heap once settled and after the resync
 	engineLog        string   // the end of it: warnings and errors
 	profiles         []string // files
 }
@@ -440,7 +441,7 @@ func run(t *testing.T, p params) *result {
 				t.Errorf("profile: %v", err)
 			}
 		}
-		r.profiles = append(r.profiles, b.heap(ctx, "settled"))
+		r.profiles = append(r.profiles, b.heap(ctx, "settled", &r.liveHeap[0]))
 	}
 
 	// A no-op resync: the hook's source changes, so every parent syncs again; everything is
@@ -463,7 +464,7 @@ func run(t *testing.T, p params) *result {
 		if err := <-profiled; err != nil {
 			t.Errorf("profile: %v", err)
 		}
-		r.profiles = append(r.profiles, b.heap(ctx, "resynced"))
+		r.profiles = append(r.profiles, b.heap(ctx, "resynced", &r.liveHeap[1]))
 	}
 	r.resync.took = end.at.Sub(start.at)
 	r.resync.costs(start, end)
@@ -481,12 +482,13 @@ func run(t *testing.T, p params) *result {
 	return r
 }
 
-// heap saves the engine's heap profile as of its latest collection, named after phase, and
-// returns the file's path.
-func (b *bench) heap(ctx context.Context, phase string) string {
+// heap runs a collection in the engine, saves its heap profile, named after phase, and its
+// live heap in *live, and returns the file's path.
+func (b *bench) heap(ctx context.Context, phase string, live *uint64) string {
 	b.t.Helper()
 	file := filepath.Join(b.pprofDir, "engine."+phase+".heap.pprof")
-	if err := b.engine.Heap(ctx, file); err != nil {
+	var err error
+	if *live, err = b.engine.Heap(ctx, file); err != nil {
 		b.t.Errorf("heap profile: %v", err)
 	}
 	return file
@@ -712,6 +714,10 @@ func report(t *testing.T, r *result) {
 	w("  no-op resync writes to parents, children and events: %d (must be 0); engine peak RSS after it %.1f MiB",
 		resyncWrites, float64(r.peakRSSEnd)/(1<<20))
 	w("  ConfigMaps the engine caches at convergence: %.0f", r.cachedConfigMaps)
+	if r.liveHeap[0] > 0 {
+		w("  engine live heap (after a collection): settled %.1f MiB, after the resync %.1f MiB",
+			float64(r.liveHeap[0])/(1<<20), float64(r.liveHeap[1])/(1<<20))
+	}
 	if r.mc.log != "" {
 		w("  Metacontroller logged errors:\n%s", r.mc.log)
 	}

@@ -237,7 +237,7 @@ func run(t *testing.T, n int, idle time.Duration, pprof bool) *result {
 	}
 	if pprof {
 		file := filepath.Join(pprofDir, fmt.Sprintf("engine.%d.heap.pprof", n))
-		if err := engine.Heap(ctx, file); err != nil {
+		if _, err := engine.Heap(ctx, file); err != nil {
 			t.Errorf("heap profile: %v", err)
 		}
 		r.profiles = append(r.profiles, file)
