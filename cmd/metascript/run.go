@@ -45,6 +45,7 @@ type engineFlags struct {
 	statusInterval time.Duration
 	removalGrace   time.Duration
 	revisionNS     string
+	memoryLimit    string
 	leader         leaderFlags
 }
 
@@ -79,6 +80,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "how often controller status counts are refreshed")
 	fs.StringVar(&f.revisionNS, "revision-namespace", reconcile.DefaultRevisionNamespace, "the namespace holding the rollout revisions of cluster-scoped parents (a namespaced parent's live in its own); empty: their children cannot roll")
 	fs.DurationVar(&f.removalGrace, "removal-grace", 5*time.Minute, "how long a deleted controller's finalize hook may take for a parent being deleted before the parent is released without it")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "the Go runtime's soft memory limit, near which it collects more often: auto (90% of the container's cgroup memory limit, unless GOMEMLIMIT is set), none, or a quantity such as 900Mi")
 	f.leader.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -141,6 +143,9 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 	}
 	isolatedOpts, err := f.isolated.options(log)
 	if err != nil {
+		return err
+	}
+	if err := setMemoryLimit(f.memoryLimit, log); err != nil {
 		return err
 	}
 	metrics := enginemetrics.New()
