@@ -24,7 +24,7 @@ NEIGHBORS_PARENTS = $(if $(filter file,$(origin PARENTS)),200,$(PARENTS))
 NEIGHBORS_CHILDREN = $(if $(filter file,$(origin CHILDREN)),3,$(CHILDREN))
 # e.g. NEIGHBORS_FLAGS='-noisy=50 -runs=5 -pprof=/tmp/neighbors' (CPU profiles of the engine)
 NEIGHBORS_FLAGS ?=
-# e.g. SCALE_FLAGS='-pprof' (CPU profiles), '-floor-apply' or '-floor-child-writers=8' (floor variants)
+# e.g. SCALE_FLAGS='-pprof' (CPU profiles), '-floor-apply' or '-floor-child-writers=8' (floor variants), '-engine-args=--memory-limit=512Mi'
 SCALE_FLAGS ?=
 # bench-shards' member counts, one run each (PARENTS x CHILDREN default 2000 x 5)
 MEMBERS ?= 1,2,3

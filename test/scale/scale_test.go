@@ -53,6 +53,7 @@ var (
 	flagAuditLog   = flag.String("audit-log", "", "keep the API server's audit log in this file (default: a temporary file, removed)")
 	flagUnselected = flag.Int("unselected", 0, "ConfigMaps no controller selects, created in namespace unselected before the first phase: what the cluster's unrelated objects cost the controllers")
 	flagCBOR       = flag.Bool("cbor", false, "the API server serves CBOR (its CBORServingAndStorage gate) and the engine asks for it (client-go's ClientsAllowCBOR and ClientsPreferCBOR)")
+	flagEngineArgs = flag.String("engine-args", "", "more flags of metascript run for the engine, separated by spaces, such as --memory-limit=512Mi")
 	flagMC         = flag.Bool("metacontroller", true, "run the Metacontroller phase when its binary is found ($METACONTROLLER_BIN, else .cache/metacontroller/"+metacontrollerVersion+"/)")
 )
 
@@ -89,6 +90,8 @@ type params struct {
 	cbor bool
 	// unselected ConfigMaps exist before the first phase.
 	unselected int
+	// engineArgs are more flags of metascript run.
+	engineArgs []string
 }
 
 // phase is what one stretch of the run cost.
@@ -112,12 +115,12 @@ type result struct {
 	tail             phase // the engine from convergence until settled
 	resync           phase // a no-op resync of every parent
 	resyncReconciles float64
-	peakRSS          int64    // the engine's at convergence, bytes
-	peakRSSEnd       int64    // and after the resync
-	cachedConfigMaps float64  // the ConfigMaps the engine caches at convergence
+	peakRSS          int64     // the engine's at convergence, bytes
+	peakRSSEnd       int64     // and after the resync
+	cachedConfigMaps float64   // the ConfigMaps the engine caches at convergence
 	liveHeap         [2]uint64 // with -pprof, the engine's live heap once settled and after the resync
-	engineLog        string   // the end of it: warnings and errors
-	profiles         []string // files
+	engineLog        string    // the end of it: warnings and errors
+	profiles         []string  // files
 }
 
 func TestScale(t *testing.T) {
@@ -126,7 +129,7 @@ func TestScale(t *testing.T) {
 	if !set {
 		t.Skip("the scale benchmark runs with -parents=N or METASCRIPT_SCALE=1 (make bench-scale)")
 	}
-	report(t, run(t, params{*flagParents, *flagChildren, *flagWorkers, *flagPprof, floorOptions{*flagApply, *flagWriters}, *flagMC, *flagCBOR, *flagUnselected}))
+	report(t, run(t, params{*flagParents, *flagChildren, *flagWorkers, *flagPprof, floorOptions{*flagApply, *flagWriters}, *flagMC, *flagCBOR, *flagUnselected, strings.Fields(*flagEngineArgs)}))
 }
 
 // TestScaleSmoke is the benchmark at 5 × 2, run with every test suite: it checks that each
@@ -316,6 +319,9 @@ func run(t *testing.T, p params) *result {
 	defer b.audit.Close()
 	t.Logf("scale: %d parents × %d children = %d ConfigMaps; %d workers; client QPS and Burst 1e6 (unlimited); engine built at %s",
 		p.parents, p.children, p.parents*p.children, p.workers, bin)
+	if len(p.engineArgs) > 0 {
+		t.Logf("scale: the engine runs with %s", strings.Join(p.engineArgs, " "))
+	}
 
 	if p.unselected > 0 {
 		b.createNamespace(ctx, "unselected")
@@ -403,7 +409,7 @@ func run(t *testing.T, p params) *result {
 		t.Setenv("KUBE_FEATURE_ClientsAllowCBOR", "true")
 		t.Setenv("KUBE_FEATURE_ClientsPreferCBOR", "true")
 	}
-	if b.engine, err = engineproc.Start(bin, dir, kubeconfig, p.workers, p.pprof); err != nil {
+	if b.engine, err = engineproc.Start(bin, dir, kubeconfig, p.workers, p.pprof, p.engineArgs...); err != nil {
 		t.Fatal(err)
 	}
 	defer b.engine.Stop()
