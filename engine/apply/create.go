@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/csaupgrade"
+
+	"metascript.dev/metascript/engine/wire"
 )
 
 // A new child is made by a plain create, not a server-side apply: the API server spends
@@ -79,7 +81,13 @@ func (a *Applier) adoptCreatedFields(ctx context.Context, res Resource, client d
 		// Deleted since observed: like an apply with its uid precondition, write nothing.
 		return fmt.Errorf("patch managedFields of %s: %w: %w", describe(res, observed), ErrConflict, err)
 	}
-	live, err := client.Get(ctx, observed.GetName(), metav1.GetOptions{})
+	// csaupgrade reads managed fields, which the engine's answers leave out.
+	whole := wire.Whole(a.client).Resource(res.GVR)
+	var reader dynamic.ResourceInterface = whole
+	if res.Namespaced {
+		reader = whole.Namespace(observed.GetNamespace())
+	}
+	live, err := reader.Get(ctx, observed.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return classify("get", res, observed, err)
 	}

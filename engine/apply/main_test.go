@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"metascript.dev/metascript/engine/wire"
 	"metascript.dev/metascript/test/controlplane"
 )
 
@@ -47,7 +48,11 @@ func TestMain(m *testing.M) {
 	plain = dynamic.NewForConfigOrDie(cp.Config)
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt} })
-	counted = dynamic.NewForConfigOrDie(cfg)
+	// The engine's own client: its answers lack managedFields, as the Applier meets them.
+	if counted, err = wire.NewDynamic(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	if err := cp.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

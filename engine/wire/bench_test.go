@@ -50,7 +50,8 @@ func serializers(b *testing.B) []struct {
 	return []struct {
 		name string
 		info runtime.SerializerInfo
-	}{{"client-go", stockJSON(b)}, {"wire", jsonInfo(b, negotiated(false))}, {"wire-cache", jsonInfo(b, negotiated(true))}}
+	}{{"client-go", stockJSON(b)}, {"wire", jsonInfo(b, negotiated(whole))},
+		{"wire-answer", jsonInfo(b, negotiated(answer))}, {"wire-cache", jsonInfo(b, negotiated(cached))}}
 }
 
 // list is a ConfigMapList of n items, in families of five children of one parent.

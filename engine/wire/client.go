@@ -15,8 +15,8 @@ import (
 
 // Clients are the engine's two dynamic clients, which share one client-side rate limit.
 type Clients struct {
-	// Dynamic keeps every field of what it reads: for writes, and reads whose answers are
-	// used whole.
+	// Dynamic is for writes, and for reads whose answers are used as cached objects are:
+	// its answers lack metadata.managedFields, which nothing but Whole(Dynamic) reads.
 	Dynamic dynamic.Interface
 	// Cache leaves out metadata.managedFields of what it lists and watches, and shares the
 	// labels and ownerReferences its objects hold alike: for informers, whose objects are
@@ -42,23 +42,50 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 			cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
 		}
 	}
-	all, err := newDynamic(cfg, false)
+	dyn, err := NewDynamic(cfg)
 	if err != nil {
 		return Clients{}, err
 	}
-	cache, err := newDynamic(cfg, true)
+	cache, err := newDynamic(cfg, cached)
 	if err != nil {
 		return Clients{}, err
 	}
-	return Clients{Dynamic: all, Cache: cache}, nil
+	return Clients{Dynamic: dyn, Cache: cache}, nil
 }
 
-// NewDynamic returns the dynamic client of NewClients that keeps every field.
-func NewDynamic(cfg *rest.Config) (dynamic.Interface, error) { return newDynamic(cfg, false) }
+// NewDynamic returns the client Clients.Dynamic is: answers without
+// metadata.managedFields, and Whole of it keeping every field.
+func NewDynamic(cfg *rest.Config) (dynamic.Interface, error) {
+	answers, err := newDynamic(cfg, answer)
+	if err != nil {
+		return nil, err
+	}
+	all, err := newDynamic(cfg, whole)
+	if err != nil {
+		return nil, err
+	}
+	return answering{Interface: answers, whole: all}, nil
+}
 
-func newDynamic(cfg *rest.Config, forCache bool) (dynamic.Interface, error) {
+// answering is a dynamic client whose answers lack metadata.managedFields, with the twin that
+// keeps them, on the same config and rate limit.
+type answering struct {
+	dynamic.Interface
+	whole dynamic.Interface
+}
+
+// Whole returns the client of c that keeps every field of what it reads, managedFields
+// among them: c's twin when c is a client of NewDynamic (or Clients.Dynamic), else c itself.
+func Whole(c dynamic.Interface) dynamic.Interface {
+	if a, ok := c.(answering); ok {
+		return a.whole
+	}
+	return c
+}
+
+func newDynamic(cfg *rest.Config, s shape) (dynamic.Interface, error) {
 	config := dynamic.ConfigFor(cfg)
-	config.NegotiatedSerializer = negotiated(forCache)
+	config.NegotiatedSerializer = negotiated(s)
 	config.GroupVersion = nil
 	config.APIPath = "/if-you-see-this-search-for-the-break" // as client-go's: every path is absolute
 	restClient, err := rest.UnversionedRESTClientFor(config)
@@ -76,7 +103,7 @@ var metaScheme = func() *runtime.Scheme {
 	return s
 }()
 
-func negotiated(forCache bool) runtime.NegotiatedSerializer {
+func negotiated(s shape) runtime.NegotiatedSerializer {
 	stock := json.NewSerializerWithOptions(json.DefaultMetaFactory, creater{metaScheme}, typer{metaScheme}, json.SerializerOptions{})
 	pretty := json.NewSerializerWithOptions(json.DefaultMetaFactory, creater{metaScheme}, typer{metaScheme}, json.SerializerOptions{Pretty: true})
 	stream := json.NewSerializerWithOptions(json.DefaultMetaFactory, metaScheme, metaScheme, json.SerializerOptions{})
@@ -85,11 +112,11 @@ func negotiated(forCache bool) runtime.NegotiatedSerializer {
 		MediaTypeType:    "application",
 		MediaTypeSubType: "json",
 		EncodesAsText:    true,
-		Serializer:       serializer{next: stock, scheme: metaScheme, forCache: forCache},
+		Serializer:       serializer{next: stock, scheme: metaScheme, shape: s},
 		PrettySerializer: pretty,
 		StreamSerializer: &runtime.StreamSerializerInfo{
 			EncodesAsText: true,
-			Serializer:    serializer{next: stream, scheme: metaScheme, forCache: forCache},
+			Serializer:    serializer{next: stream, scheme: metaScheme, shape: s},
 			Framer:        framer{},
 		},
 	}}

@@ -34,18 +34,29 @@ var errDepth = errors.New("wire: nesting deeper than 10000")
 
 // Decode parses one JSON value, which must be an object, with nothing but white space after
 // it. It is safe for concurrent use; the result shares no memory with data.
-func Decode(data []byte) (map[string]any, error) { return decode(data, false) }
+func Decode(data []byte) (map[string]any, error) { return decode(data, whole) }
 
-// decode is Decode, or, for the informers' cache (forCache), Decode shaped for holding
-// many objects: metadata.managedFields of the object, or of each item of a list, is left
-// out (the cache never keeps them, and building them costs a third of a typical child's
-// decoding), and the values objects hold alike (apiVersion, kind, metadata.namespace,
-// metadata.creationTimestamp, metadata.labels and metadata.ownerReferences) are, when equal
-// to ones decoded recently, the same values (sharedSubtrees). The result then shares memory
-// with other results, which is safe because the cache's objects are read and never
-// modified.
-func decode(data []byte, forCache bool) (map[string]any, error) {
-	p := parser{data: data, forCache: forCache}
+// shape is what decode leaves out of the objects it builds, and what they may share.
+type shape uint8
+
+const (
+	// whole keeps every field; the result shares nothing.
+	whole shape = iota
+	// answer leaves out metadata.managedFields of the object, or of each item of a list:
+	// for write answers and reads the engine uses as it uses cached objects, never reading
+	// managedFields. Building them costs a third of a typical child's decoding.
+	answer
+	// cached is answer, shaped for holding many objects: the values objects hold alike
+	// (apiVersion, kind, metadata.namespace, metadata.creationTimestamp, metadata.labels and
+	// metadata.ownerReferences) are, when equal to ones decoded recently, the same values
+	// (sharedSubtrees). The result then shares memory with other results, which is safe
+	// because the cache's objects are read and never modified.
+	cached
+)
+
+// decode is Decode, the result shaped as s says.
+func decode(data []byte, s shape) (map[string]any, error) {
+	p := parser{data: data, shape: s}
 	p.space()
 	if p.pos >= len(p.data) || p.data[p.pos] != '{' {
 		return nil, p.fail("want an object")
@@ -62,13 +73,13 @@ func decode(data []byte, forCache bool) (map[string]any, error) {
 
 // parser is one pass over data. Not for concurrent use.
 type parser struct {
-	data     []byte
-	pos      int
-	depth    int
-	forCache bool
+	data  []byte
+	pos   int
+	depth int
+	shape shape
 }
 
-// role is where an object or array is in a Kubernetes object, for forCache.
+// role is where an object or array is in a Kubernetes object, for the shapes.
 type role uint8
 
 const (
@@ -165,12 +176,12 @@ func (p *parser) object(r role) (map[string]any, error) {
 			v, err = p.valueAs(meta)
 		case r == root && k == "items":
 			v, err = p.valueAs(root)
-		case r == meta && k == "managedFields" && p.forCache:
+		case r == meta && k == "managedFields" && p.shape != whole:
 			p.space()
 			if err = p.skip(); err == nil {
 				goto next
 			}
-		case p.forCache && (r == root && (k == "apiVersion" || k == "kind") ||
+		case p.shape == cached && (r == root && (k == "apiVersion" || k == "kind") ||
 			r == meta && (k == "namespace" || k == "creationTimestamp" || k == "labels" || k == "ownerReferences")):
 			v, err = p.shared()
 		default:

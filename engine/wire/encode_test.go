@@ -57,7 +57,7 @@ func TestEncodeRefusesWhatJSONCannotHold(t *testing.T) {
 }
 
 func TestSerializerEncodesAsClientGo(t *testing.T) {
-	stock, ours := stockJSON(t).Serializer, jsonInfo(t, negotiated(false)).Serializer
+	stock, ours := stockJSON(t).Serializer, jsonInfo(t, negotiated(whole)).Serializer
 	for _, f := range []string{"configmap.json", "fanout.json"} {
 		var u unstructured.Unstructured
 		if err := u.UnmarshalJSON(read(t, f)); err != nil {

@@ -14,13 +14,13 @@ import (
 )
 
 // serializer decodes JSON into unstructured objects and lists with Decode, and watch event
-// envelopes without decoding their object twice, shaped for the cache if forCache (see
-// decode); everything else (typed objects such as metav1.Status, and every encoding) goes to
+// envelopes without decoding their object twice, in the shape given (see decode);
+// everything else (typed objects such as metav1.Status, and every encoding) goes to
 // apimachinery's JSON serializer, next.
 type serializer struct {
-	next     *json.Serializer
-	scheme   *runtime.Scheme // the meta/v1 types a dynamic client decodes typed
-	forCache bool
+	next   *json.Serializer
+	scheme *runtime.Scheme // the meta/v1 types a dynamic client decodes typed
+	shape  shape
 }
 
 var _ runtime.Serializer = serializer{}
@@ -63,7 +63,7 @@ func (s serializer) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 	}
 	switch into := into.(type) {
 	case *unstructured.Unstructured:
-		m, err := decode(data, s.forCache)
+		m, err := decode(data, s.shape)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -74,7 +74,7 @@ func (s serializer) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 		}
 		return into, &gvk, nil
 	case *unstructured.UnstructuredList:
-		m, err := decode(data, s.forCache)
+		m, err := decode(data, s.shape)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -93,7 +93,7 @@ func (s serializer) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 		gvk := metav1.SchemeGroupVersion.WithKind("WatchEvent")
 		return into, &gvk, nil
 	case nil:
-		m, err := decode(data, s.forCache)
+		m, err := decode(data, s.shape)
 		if err != nil {
 			return nil, nil, err
 		}

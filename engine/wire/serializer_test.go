@@ -44,7 +44,7 @@ func read(t testing.TB, name string) []byte {
 }
 
 func TestSerializerDecodesAsClientGo(t *testing.T) {
-	stock, ours := stockJSON(t).Serializer, jsonInfo(t, negotiated(false)).Serializer
+	stock, ours := stockJSON(t).Serializer, jsonInfo(t, negotiated(whole)).Serializer
 	cases := []struct {
 		file string
 		into func() runtime.Object
@@ -72,7 +72,7 @@ func TestSerializerDecodesAsClientGo(t *testing.T) {
 }
 
 func TestSerializerErrorsAsClientGo(t *testing.T) {
-	stock, ours := stockJSON(t).Serializer, jsonInfo(t, negotiated(false)).Serializer
+	stock, ours := stockJSON(t).Serializer, jsonInfo(t, negotiated(whole)).Serializer
 	for _, in := range []string{`{"apiVersion":"v1"}`, `{"kind":"ConfigMap"}`, `{"kind":`, `[]`} {
 		_, _, werr := stock.Decode([]byte(in), nil, nil)
 		_, _, err := ours.Decode([]byte(in), nil, nil)
@@ -137,7 +137,7 @@ func TestWatchDecodesAsClientGo(t *testing.T) {
 		"half and half": iotest.HalfReader(bytes.NewReader(stream)),
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := decodeWatch(t, jsonInfo(t, negotiated(false)), r)
+			got := decodeWatch(t, jsonInfo(t, negotiated(whole)), r)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("events differ: got %d, want %d; first got %#v", len(got), len(want), got[0])
 			}
@@ -149,7 +149,7 @@ func TestWatchStreamCutShort(t *testing.T) {
 	stream := watchStream(t, 2)
 	cut := stream[:len(stream)-10]
 	frames := framer{}.NewFrameReader(io.NopCloser(bytes.NewReader(cut)))
-	d := restwatch.NewDecoder(streaming.NewDecoder(frames, jsonInfo(t, negotiated(false)).StreamSerializer.Serializer), jsonInfo(t, negotiated(false)).Serializer)
+	d := restwatch.NewDecoder(streaming.NewDecoder(frames, jsonInfo(t, negotiated(whole)).StreamSerializer.Serializer), jsonInfo(t, negotiated(whole)).Serializer)
 	if _, _, err := d.Decode(); err != nil {
 		t.Fatalf("first event: %v", err)
 	}
@@ -162,7 +162,7 @@ func TestWatchStreamCutShort(t *testing.T) {
 	}
 }
 
-func TestCacheClientLeavesOutManagedFields(t *testing.T) {
+func TestAnswersAndCacheLeaveOutManagedFields(t *testing.T) {
 	withoutManaged := func(t *testing.T, u *unstructured.Unstructured) {
 		t.Helper()
 		if _, ok := u.GetObjectKind().(*unstructured.Unstructured).Object["metadata"].(map[string]any)["managedFields"]; ok {
@@ -172,7 +172,13 @@ func TestCacheClientLeavesOutManagedFields(t *testing.T) {
 			t.Errorf("metadata lost: %v", u.Object["metadata"])
 		}
 	}
-	drop := jsonInfo(t, negotiated(true))
+	for _, sh := range []shape{answer, cached} {
+		leavesOutManagedFields(t, jsonInfo(t, negotiated(sh)), withoutManaged)
+	}
+}
+
+func leavesOutManagedFields(t *testing.T, drop runtime.SerializerInfo, withoutManaged func(*testing.T, *unstructured.Unstructured)) {
+	t.Helper()
 	obj, _, err := drop.Serializer.Decode(read(t, "configmap.json"), nil, &unstructured.Unstructured{})
 	if err != nil {
 		t.Fatal(err)

@@ -22,17 +22,17 @@ func child(p, i int, spaced bool) []byte {
 func sameValue(a, b any) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
 
 func TestCacheDecodingSharesWhatObjectsHoldAlike(t *testing.T) {
-	decodeAll := func(forCache bool, in ...[]byte) []map[string]any {
+	decodeAll := func(sh shape, in ...[]byte) []map[string]any {
 		t.Helper()
 		var out []map[string]any
 		for _, data := range in {
-			m, err := decode(data, forCache)
+			m, err := decode(data, sh)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want, _ := reference(data)
 			delete(want["metadata"].(map[string]any), "managedFields")
-			if forCache && !reflect.DeepEqual(m, want) {
+			if sh != whole && !reflect.DeepEqual(m, want) {
 				t.Fatalf("decode(%s)\n got %#v\nwant %#v", data, m, want)
 			}
 			out = append(out, m)
@@ -41,7 +41,7 @@ func TestCacheDecodingSharesWhatObjectsHoldAlike(t *testing.T) {
 	}
 	meta := func(m map[string]any, k string) any { return m["metadata"].(map[string]any)[k] }
 
-	got := decodeAll(true, child(1, 0, false), child(1, 1, false), child(2, 0, false), child(1, 2, true))
+	got := decodeAll(cached, child(1, 0, false), child(1, 1, false), child(2, 0, false), child(1, 2, true))
 	for _, k := range []string{"labels", "ownerReferences"} {
 		if !sameValue(meta(got[0], k), meta(got[1], k)) {
 			t.Errorf("two children of one parent hold separate %s", k)
@@ -67,12 +67,14 @@ func TestCacheDecodingSharesWhatObjectsHoldAlike(t *testing.T) {
 		t.Error("names are shared")
 	}
 
-	plain := decodeAll(false, child(3, 0, false), child(3, 1, false))
-	if sameValue(meta(plain[0], "labels"), meta(plain[1], "labels")) {
-		t.Error("Decode for writes shares labels: its results must be the caller's own")
-	}
-	if meta(plain[0], "managedFields") == nil {
-		t.Error("Decode for writes drops managedFields")
+	for _, sh := range []shape{whole, answer} {
+		plain := decodeAll(sh, child(3, 0, false), child(3, 1, false))
+		if sameValue(meta(plain[0], "labels"), meta(plain[1], "labels")) {
+			t.Errorf("shape %d shares labels: its results must be the caller's own", sh)
+		}
+		if held := meta(plain[0], "managedFields") != nil; held != (sh == whole) {
+			t.Errorf("shape %d: managedFields held %v", sh, held)
+		}
 	}
 }
 
