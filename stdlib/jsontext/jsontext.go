@@ -28,18 +28,33 @@ func AppendFloat(b []byte, f float64) []byte {
 	return b
 }
 
+// plainByte[html][c] says whether the byte c is ASCII written as it is, with html escaping
+// or without. A table makes the common case, a string with nothing to escape, one load and
+// one branch per byte: most strings of a Kubernetes object are names, keys and UIDs.
+var plainByte = func() (t [2][256]bool) {
+	for c := byte(0x20); c < utf8.RuneSelf; c++ {
+		t[0][c] = c != '"' && c != '\\'
+		t[1][c] = t[0][c] && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // AppendString appends s quoted as encoding/json does: invalid UTF-8 as U+FFFD, U+2028 and
 // U+2029 escaped, and with html (encoding/json's default) '<', '>' and '&' escaped too.
 func AppendString(b []byte, s string, html bool) []byte {
+	plain := &plainByte[0]
+	if html {
+		plain = &plainByte[1]
+	}
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '\\', '"':

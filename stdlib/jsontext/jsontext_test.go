@@ -30,3 +30,29 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendString: whatever the string, AppendString writes what encoding/json writes.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"plain", "q\"b\\s\n", "<a>&", "é中😀", "bad \xff", "line\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := AppendString(nil, s, true); !bytes.Equal(got, want) {
+			t.Fatalf("AppendString(%q, html)\n got %s\nwant %s", s, got, want)
+		}
+	})
+}
+
+// BenchmarkAppendString: the strings of a Kubernetes object, which rarely need an escape.
+func BenchmarkAppendString(b *testing.B) {
+	for _, s := range []string{"metascript.dev/applied-hash", "p-0017-3", "6c1f8e4a-2b3d-4e5f-8a9b-0c1d2e3f4a5b",
+		"a value with \"quotes\" and <html>"} {
+		b.Run(s[:min(len(s), 12)], func(b *testing.B) {
+			buf := make([]byte, 0, 256)
+			for b.Loop() {
+				buf = AppendString(buf[:0], s, true)
+			}
+		})
+	}
+}
