@@ -110,13 +110,16 @@ func cgroupMemoryLimit(procSelfCgroup []byte, root fs.FS) (int64, string) {
 			return lowest, where
 		}
 	}
-	for _, file := range []string{path.Join("sys/fs/cgroup/memory", path.Clean("/"+v1), "memory.limit_in_bytes"),
-		"sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+	// v1: the process's cgroup, else the mount's root (a container's own cgroup namespace).
+	for dir := path.Clean("/" + v1); ; dir = "/" {
+		file := path.Join("sys/fs/cgroup/memory", dir, "memory.limit_in_bytes")
 		if n, ok := readLimit(root, file); ok {
 			return n, "/" + file
 		}
+		if dir == "/" {
+			return 0, ""
+		}
 	}
-	return 0, ""
 }
 
 func hasController(list, name string) bool {

@@ -94,6 +94,11 @@ func (a *Applier) FieldManager() string { return a.manager }
 // resourceFor returns the client for obj's resource and namespace, refusing a namespace that
 // does not fit the resource's scope.
 func (a *Applier) resourceFor(res Resource, obj *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	return resourceIn(a.client, res, obj)
+}
+
+// resourceIn is resourceFor on client.
+func resourceIn(client dynamic.Interface, res Resource, obj *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
 	if obj.GetName() == "" {
 		return nil, fmt.Errorf("%w: %s has no metadata.name", ErrInvalid, describe(res, obj))
 	}
@@ -104,9 +109,9 @@ func (a *Applier) resourceFor(res Resource, obj *unstructured.Unstructured) (dyn
 	case !res.Namespaced && ns != "":
 		return nil, fmt.Errorf("%w: %s is cluster-scoped but has metadata.namespace %q", ErrInvalid, describe(res, obj), ns)
 	case res.Namespaced:
-		return a.client.Resource(res.GVR).Namespace(ns), nil
+		return client.Resource(res.GVR).Namespace(ns), nil
 	}
-	return a.client.Resource(res.GVR), nil
+	return client.Resource(res.GVR), nil
 }
 
 // classify wraps an API error with ErrGone or ErrConflict when it is one, keeping the API

@@ -82,10 +82,9 @@ func (a *Applier) adoptCreatedFields(ctx context.Context, res Resource, client d
 		return fmt.Errorf("patch managedFields of %s: %w: %w", describe(res, observed), ErrConflict, err)
 	}
 	// csaupgrade reads managed fields, which the engine's answers leave out.
-	whole := wire.Whole(a.client).Resource(res.GVR)
-	var reader dynamic.ResourceInterface = whole
-	if res.Namespaced {
-		reader = whole.Namespace(observed.GetNamespace())
+	reader, err := resourceIn(wire.Whole(a.client), res, observed)
+	if err != nil {
+		return err
 	}
 	live, err := reader.Get(ctx, observed.GetName(), metav1.GetOptions{})
 	if err != nil {
