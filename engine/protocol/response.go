@@ -69,6 +69,9 @@ func ParseCommon(resp map[string]any, allowed ...string) (Common, error) {
 		if !ok {
 			return c, Invalid("status", "expected an object, got %s", TypeName(s))
 		}
+		if err := checkSize("status", m); err != nil {
+			return c, err
+		}
 		c.Status = m
 	}
 	if v, ok := resp["resyncAfterSeconds"]; ok && v != nil {
@@ -121,6 +124,9 @@ func Objects(resp map[string]any, field string, parent *unstructured.Unstructure
 		child := &unstructured.Unstructured{Object: obj}
 		ri, err := validateObject(path, child, parent, rules, ruleField)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkSize(path, obj); err != nil {
 			return nil, err
 		}
 		if err := labelBeyond(path, child, parent, rules[ri]); err != nil {
