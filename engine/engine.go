@@ -36,7 +36,9 @@ import (
 
 // Options configure an Engine.
 type Options struct {
-	// Config reaches the API server. Its QPS and Burst are used as given.
+	// Config reaches the API server. Its QPS and Burst are the rate of all the engine's
+	// clients together, its own and those impersonating controllers' accounts, shared among
+	// tenants (fairshare.Rate); a RateLimiter of its own is used as given instead.
 	Config *rest.Config
 	// Workers reconcile parents concurrently, per controller.
 	Workers int
@@ -53,6 +55,12 @@ type Options struct {
 	CacheSize int
 	// Defaults apply to hooks that set no budget; Ceilings cap what any controller asks for.
 	Defaults, Ceilings scripting.Budget
+	// WebhookCeiling, when positive, caps every webhook hook's timeout.
+	WebhookCeiling time.Duration
+	// MaxAnswerBytes, when positive, bounds one hook answer: an inline answer is refused as
+	// it is converted once it passes this (the output budget's bytes, in Defaults and
+	// Ceilings alike), a webhook's response body before it is read past it.
+	MaxAnswerBytes int64
 	// StatusInterval is how often controller status counts are refreshed.
 	StatusInterval time.Duration
 	// RemovalGrace bounds the finalize hooks of a deleted controller (manager.Options).
@@ -110,6 +118,10 @@ func New(opts Options) (*Engine, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
+	opts.Config = sharedRate(opts.Config)
+	if opts.MaxAnswerBytes > 0 {
+		opts.Defaults.MaxOutputBytes, opts.Ceilings.MaxOutputBytes = opts.MaxAnswerBytes, opts.MaxAnswerBytes
+	}
 	clients, err := wire.NewClients(opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
@@ -146,20 +158,21 @@ func New(opts Options) (*Engine, error) {
 		isolatedCompiler = e.isolated
 	}
 	e.manager = manager.New(manager.Options{
-		Dynamic:   dyn,
-		Kube:      kube,
-		Resolver:  resources.NewResolver(kube.Discovery()),
-		Informers: e.factory,
-		Compiler:  e.Runtime,
-		Isolated:  isolatedCompiler,
-		Ceilings:  e.Runtime.Ceilings(),
-		Recorder:  e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"}),
+		Dynamic:        dyn,
+		Kube:           kube,
+		Resolver:       resources.NewResolver(kube.Discovery()),
+		Informers:      e.factory,
+		Compiler:       e.Runtime,
+		Isolated:       isolatedCompiler,
+		Ceilings:       e.Runtime.Ceilings(),
+		WebhookCeiling: opts.WebhookCeiling,
+		Recorder:       e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"}),
 		Identities: &identity.Source{Config: opts.Config,
 			Reviewer: identity.NewReviewer(kube.AuthorizationV1().SubjectAccessReviews())},
 		Metrics:           opts.Metrics,
 		Log:               opts.Log,
 		Workers:           opts.Workers,
-		Budget:            budget(opts.MaxReconciles),
+		Seats:             seats(opts.MaxReconciles),
 		Cores:             cores(opts.InlineCallSlots),
 		HookCalls:         opts.MaxHookCalls,
 		StatusInterval:    opts.StatusInterval,
@@ -170,6 +183,25 @@ func New(opts Options) (*Engine, error) {
 	})
 	e.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	return e, nil
+}
+
+// sharedRate is cfg with one rate limiter for every client made from it or a copy of it:
+// cfg's QPS and Burst (client-go's defaults when unset), shared fairly among tenants. A
+// negative QPS, or a RateLimiter already set, is left as it is.
+func sharedRate(cfg *rest.Config) *rest.Config {
+	if cfg.RateLimiter != nil || cfg.QPS < 0 {
+		return cfg
+	}
+	cfg = rest.CopyConfig(cfg)
+	qps, burst := cfg.QPS, cfg.Burst
+	if qps == 0 {
+		qps = rest.DefaultQPS
+	}
+	if burst == 0 {
+		burst = rest.DefaultBurst
+	}
+	cfg.RateLimiter = fairshare.NewRate(qps, burst)
+	return cfg
 }
 
 // newIsolated starts the isolated tier's pool under the engine's budget policy.
@@ -185,29 +217,38 @@ func newIsolated(opts Options) (*isolated.Pool, error) {
 	return pool, nil
 }
 
-// budget is the shared budget of n concurrent reconciles, or nil for none.
-func budget(n int) *fairshare.Budget {
+// linger is how long a tenant that took a seat or a core keeps counting as active for the
+// shares of the others: longer than the gaps between the reconciles and calls of a
+// controller that is converging, so that a burning neighbour does not take its share back
+// between two of them.
+const linger = 5 * time.Second
+
+// seats are the shared seats of n concurrent reconciles, or nil for none.
+func seats(n int) *fairshare.Slots {
 	if n <= 0 {
 		return nil
 	}
-	return fairshare.New(n)
+	return fairshare.NewSlots(n, linger)
 }
 
-// coreLinger is how long a controller that made an inline hook call keeps counting as
-// active for the shares of the others: longer than the gaps between the calls of a
-// controller that is converging, so that a burning neighbour does not take its share back
-// between two of them.
-const coreLinger = 5 * time.Second
+// heavyQuantum is how long an inline hook call runs before it counts as burning (heavy): far
+// beyond the few milliseconds even a thousand children's sync takes, so that only hooks
+// that loop or compute for long are held to the heavy lane. heavyFor is how long a tenant
+// whose call turned heavy stays so after its last heavy call.
+const (
+	heavyQuantum = 100 * time.Millisecond
+	heavyFor     = time.Minute
+)
 
 // cores are the slots of n inline hook calls at once (GOMAXPROCS when 0), or nil for none.
-func cores(n int) *fairshare.Slots {
+func cores(n int) *fairshare.Cores {
 	if n < 0 {
 		return nil
 	}
 	if n == 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	return fairshare.NewSlots(n, coreLinger)
+	return fairshare.NewCores(n, linger, heavyQuantum, heavyFor)
 }
 
 // Ready reports whether every controller resource has been acted on once.

@@ -113,7 +113,8 @@ func admissionHandler(f *admissionFlags, log *slog.Logger) (*admission.Handler, 
 		return nil, fmt.Errorf("--ceiling-hook-max-memory: %w", err)
 	}
 	// Compile only: defaults do not matter, and the ceilings are checked, not applied.
-	opts := admission.Options{Compiler: engine.NewRuntime(scripting.Options{}), Ceilings: &ceilings}
+	opts := admission.Options{Compiler: engine.NewRuntime(scripting.Options{}), Ceilings: &ceilings,
+		WebhookCeiling: f.ceilings.webhookTimeout}
 	if f.discovery {
 		cfg, err := clusterConfig(f.kubeconfig)
 		if err != nil {

@@ -92,6 +92,8 @@ type budgetFlags struct {
 	steps      uint64
 	stackDepth int
 	memory     string // a Kubernetes quantity (64Mi)
+	// webhookTimeout is, among the ceilings, the longest timeout of a webhook hook.
+	webhookTimeout time.Duration
 }
 
 func (f *hookBudgetFlags) register(fs *flag.FlagSet) {
@@ -110,6 +112,7 @@ func (c *budgetFlags) registerCeilings(fs *flag.FlagSet) {
 	fs.Uint64Var(&c.steps, "ceiling-hook-max-steps", 1_000_000_000, "largest Starlark step budget a controller may ask for")
 	fs.IntVar(&c.stackDepth, "ceiling-hook-max-stack-depth", 1000, "largest call-stack depth a controller may ask for")
 	fs.StringVar(&c.memory, "ceiling-hook-max-memory", "512Mi", "largest memory budget a controller may ask for")
+	fs.DurationVar(&c.webhookTimeout, "ceiling-webhook-timeout", 30*time.Second, "longest timeout a controller may give a webhook hook; 0 for no ceiling")
 }
 
 // parse returns the flags as the scripting runtime takes them; the error names the flag at
@@ -134,4 +137,16 @@ func (b budgetFlags) budget() (scripting.Budget, error) {
 		out.MaxMemory = q.Value()
 	}
 	return out, nil
+}
+
+// quantityFlag is the value of flag name, a positive Kubernetes quantity such as 16Mi.
+func quantityFlag(name, value string) (int64, error) {
+	q, err := resource.ParseQuantity(value)
+	if err != nil {
+		return 0, fmt.Errorf("--%s %q: %w", name, value, err)
+	}
+	if q.Sign() <= 0 {
+		return 0, fmt.Errorf("--%s %q: must be positive", name, value)
+	}
+	return q.Value(), nil
 }

@@ -46,6 +46,7 @@ type engineFlags struct {
 	removalGrace   time.Duration
 	revisionNS     string
 	memoryLimit    string
+	maxAnswer      string
 	leader         leaderFlags
 }
 
@@ -81,6 +82,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	fs.StringVar(&f.revisionNS, "revision-namespace", reconcile.DefaultRevisionNamespace, "the namespace holding the rollout revisions of cluster-scoped parents (a namespaced parent's live in its own); empty: their children cannot roll")
 	fs.DurationVar(&f.removalGrace, "removal-grace", 5*time.Minute, "how long a deleted controller's finalize hook may take for a parent being deleted before the parent is released without it")
 	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "the Go runtime's soft memory limit, near which it collects more often: auto (90% of the container's cgroup memory limit, unless GOMEMLIMIT is set), none, or a quantity such as 900Mi")
+	fs.StringVar(&f.maxAnswer, "max-answer-bytes", "16Mi", "the largest answer of one hook call, inline or webhook: a larger one is refused before it is converted or read further")
 	f.leader.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -148,6 +150,10 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 	if err := setMemoryLimit(f.memoryLimit, log); err != nil {
 		return err
 	}
+	maxAnswer, err := quantityFlag("max-answer-bytes", f.maxAnswer)
+	if err != nil {
+		return err
+	}
 	metrics := enginemetrics.New()
 	member, err := f.leader.member(cfg, log, metrics.Registry)
 	if err != nil {
@@ -161,6 +167,8 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 		CacheSize:         f.cacheSize,
 		Defaults:          defaults,
 		Ceilings:          ceilings,
+		WebhookCeiling:    f.budgets.ceilings.webhookTimeout,
+		MaxAnswerBytes:    maxAnswer,
 		StatusInterval:    f.statusInterval,
 		RemovalGrace:      f.removalGrace,
 		RevisionNamespace: f.revisionNS,

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/hooks"
@@ -94,6 +95,9 @@ type Options struct {
 	// Ceilings, when set, are the engine's budget ceilings: a hook asking for more is a
 	// problem (the engine would run it capped).
 	Ceilings *scripting.Budget
+	// WebhookCeiling, when positive, is the engine's ceiling of webhook timeouts: a webhook
+	// asking for more is a problem, as a budget over Ceilings is.
+	WebhookCeiling time.Duration
 	// Resolver, when set, resolves the controller's resources through discovery; then the
 	// resources' scope and the kind's own spec rules (Descriptor.Configure) are checked too.
 	// A resource not served yet is no problem: the engine waits for it.
@@ -187,11 +191,9 @@ func Controller(ctx context.Context, kind *reconcile.Descriptor, decl *reconcile
 		case err != nil && !errors.Is(err, errNotRead):
 			add(field, err)
 		}
-		if opts.Ceilings != nil {
-			for _, c := range hooks.Capped(def, *opts.Ceilings) {
-				name, msg, _ := strings.Cut(c, " ")
-				add(field+"."+name, errors.New(msg))
-			}
+		for _, c := range capped(def, opts) {
+			name, msg, _ := strings.Cut(c, " ")
+			add(field+"."+name, errors.New(msg))
 		}
 	}
 	if _, err := reconcile.ServiceAccount(kind, decl); err != nil {
@@ -308,4 +310,16 @@ func (unread) ConfigMapKey(context.Context, v1alpha1.ConfigMapKeyRef) (string, e
 
 func (unread) SecretKey(context.Context, v1alpha1.SecretKeyRef) ([]byte, error) {
 	return nil, errNotRead
+}
+
+// capped lists what of a hook's budget or webhook timeout is over the engine's ceilings, as
+// hooks.Capped does; without Ceilings, only a webhook's timeout is checked.
+func capped(def *v1alpha1.Hook, opts Options) []string {
+	if opts.Ceilings != nil {
+		return hooks.Capped(def, *opts.Ceilings, opts.WebhookCeiling)
+	}
+	if def.Webhook != nil {
+		return hooks.Capped(def, scripting.Budget{}, opts.WebhookCeiling)
+	}
+	return nil
 }

@@ -29,11 +29,11 @@ func newTestSlots(n int, linger time.Duration) (*Slots, *fakeClock) {
 }
 
 // acquireAsync starts an Acquire and returns a channel closed once it holds a slot.
-func acquireAsync(t *testing.T, s *Slots, controller string) <-chan struct{} {
+func acquireAsync(t *testing.T, s *Slots, f Flow) <-chan struct{} {
 	t.Helper()
 	got := make(chan struct{})
 	go func() {
-		if err := s.Acquire(context.Background(), controller); err != nil {
+		if err := s.Acquire(context.Background(), f); err != nil {
 			t.Error(err)
 		}
 		close(got)
@@ -46,35 +46,38 @@ func acquireAsync(t *testing.T, s *Slots, controller string) <-chan struct{} {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return len(s.waiting[controller]) > 0
+		return s.queue.waiting(f.Tenant)
 	})
 	return got
 }
 
-func held(s *Slots, controller string) int {
+func held(s *Slots, tenant string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.held[controller]
+	return s.held[tenant]
 }
+
+// fl is the flow of a tenant with one controller of the same name.
+func fl(name string) Flow { return Flow{Tenant: name, Controller: name} }
 
 // TestSlotsAlone: a controller alone may hold every slot but one, which a neighbour arriving
 // finds free at once.
 func TestSlotsAlone(t *testing.T) {
 	s, _ := newTestSlots(4, time.Second)
 	for range 3 {
-		if err := s.Acquire(context.Background(), "burner"); err != nil {
+		if err := s.Acquire(context.Background(), fl("burner")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	more := acquireAsync(t, s, "burner") // the fourth waits
-	if err := s.Acquire(context.Background(), "healthy"); err != nil {
+	more := acquireAsync(t, s, fl("burner")) // the fourth waits
+	if err := s.Acquire(context.Background(), fl("healthy")); err != nil {
 		t.Fatal(err)
 	}
 	if n := held(s, "burner"); n != 3 {
 		t.Fatalf("burner holds %d, want 3", n)
 	}
-	s.Release("healthy")
-	s.Release("burner")
+	s.Release(fl("healthy"))
+	s.Release(fl("burner"))
 	if n := held(s, "burner"); n != 2 {
 		t.Fatalf("burner holds %d slots while its neighbour lingers, want its share of 2", n)
 	}
@@ -93,23 +96,23 @@ func TestSlotsShare(t *testing.T) {
 	s, clock := newTestSlots(3, time.Second)
 	ctx := context.Background()
 	for range 2 {
-		if err := s.Acquire(ctx, "burner"); err != nil {
+		if err := s.Acquire(ctx, fl("burner")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Acquire(ctx, "healthy"); err != nil { // the slot left free, at once
+	if err := s.Acquire(ctx, fl("healthy")); err != nil { // the slot left free, at once
 		t.Fatal(err)
 	}
-	burner := acquireAsync(t, s, "burner") // beyond its share of one beside an active neighbour
-	s.Release("healthy")
-	s.Release("burner")
+	burner := acquireAsync(t, s, fl("burner")) // beyond its share of one beside an active neighbour
+	s.Release(fl("healthy"))
+	s.Release(fl("burner"))
 	if n := held(s, "burner"); n != 1 {
 		t.Fatalf("burner holds %d slots while its neighbour lingers, want 1", n)
 	}
-	if err := s.Acquire(ctx, "healthy"); err != nil { // finds a free slot at once
+	if err := s.Acquire(ctx, fl("healthy")); err != nil { // finds a free slot at once
 		t.Fatal(err)
 	}
-	s.Release("healthy")
+	s.Release(fl("healthy"))
 	clock.Add(2 * time.Second)
 	s.mu.Lock()
 	s.dispatch() // what the timer does
@@ -125,14 +128,14 @@ func TestSlotsShare(t *testing.T) {
 func TestSlotsTimer(t *testing.T) {
 	s := NewSlots(3, 20*time.Millisecond)
 	ctx := context.Background()
-	if err := s.Acquire(ctx, "healthy"); err != nil {
+	if err := s.Acquire(ctx, fl("healthy")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Acquire(ctx, "burner"); err != nil {
+	if err := s.Acquire(ctx, fl("burner")); err != nil {
 		t.Fatal(err)
 	}
-	s.Release("healthy")
-	got := acquireAsync(t, s, "burner")
+	s.Release(fl("healthy"))
+	got := acquireAsync(t, s, fl("burner"))
 	<-got // the test's deadline fails it if the timer never fires
 	if n := held(s, "burner"); n != 2 {
 		t.Fatalf("burner holds %d slots, want 2", n)
@@ -142,22 +145,22 @@ func TestSlotsTimer(t *testing.T) {
 // TestSlotsGiveUp: a waiter whose context ends holds nothing and leaves no trace.
 func TestSlotsGiveUp(t *testing.T) {
 	s, _ := newTestSlots(1, time.Second)
-	if err := s.Acquire(context.Background(), "a"); err != nil {
+	if err := s.Acquire(context.Background(), fl("a")); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	if err := s.Acquire(ctx, "b"); err == nil {
+	if err := s.Acquire(ctx, fl("b")); err == nil {
 		t.Fatal("Acquire returned a slot the budget did not have")
 	}
-	s.Release("a")
-	if err := s.Acquire(context.Background(), "c"); err != nil {
+	s.Release(fl("a"))
+	if err := s.Acquire(context.Background(), fl("c")); err != nil {
 		t.Fatal(err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.free != 0 || len(s.turn) != 0 || len(s.waiting) != 0 || s.held["c"] != 1 || len(s.held) != 1 {
-		t.Errorf("free %d, turn %v, waiting %v, held %v; want only c holding the slot", s.free, s.turn, s.waiting, s.held)
+	if s.free != 0 || !s.queue.empty() || s.held["c"] != 1 || len(s.held) != 1 {
+		t.Errorf("free %d, queue %v, held %v; want only c holding the slot", s.free, s.queue, s.held)
 	}
 }
 
@@ -174,7 +177,7 @@ func TestSlotsNeverOverbooked(t *testing.T) {
 			defer wg.Done()
 			name := string(rune('a' + i%4))
 			for range 50 {
-				if err := s.Acquire(context.Background(), name); err != nil {
+				if err := s.Acquire(context.Background(), fl(name)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -186,7 +189,7 @@ func TestSlotsNeverOverbooked(t *testing.T) {
 				mu.Lock()
 				now--
 				mu.Unlock()
-				s.Release(name)
+				s.Release(fl(name))
 			}
 		}()
 	}
@@ -219,13 +222,13 @@ func TestSlotsCountActiveAsTheyChange(t *testing.T) {
 		case 0: // take a slot if one comes at once, else give up waiting
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			if s.Acquire(ctx, c) == nil {
+			if s.Acquire(ctx, fl(c)) == nil {
 				held[c]++
 			}
 		case 1:
 			if held[c] > 0 {
 				held[c]--
-				s.Release(c)
+				s.Release(fl(c))
 			}
 		case 2:
 			clock.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)

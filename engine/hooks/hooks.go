@@ -63,6 +63,8 @@ type Spec struct {
 	// Libraries are the hook libraries inline sources may load, when the Compiler links
 	// (LinkingCompiler); nil offers none.
 	Libraries scripting.Libraries
+	// WebhookCeiling, when positive, caps a webhook's timeout (Capped reports it).
+	WebhookCeiling time.Duration
 }
 
 // LinkingCompiler is a Compiler that resolves library loads; *scripting.Runtime is one.
@@ -169,14 +171,28 @@ func BudgetOf(b *v1alpha1.Budget) scripting.Budget {
 	return out
 }
 
-func webhookTimeout(h *v1alpha1.Hook) time.Duration {
+// DefaultWebhookTimeout is a webhook's timeout when its spec sets none.
+const DefaultWebhookTimeout = 10 * time.Second
+
+// webhookTimeout is the timeout a webhook's spec asks for, and the field that asks it.
+func webhookTimeout(h *v1alpha1.Hook) (time.Duration, string) {
 	if h.Webhook.Timeout != nil {
-		return h.Webhook.Timeout.Duration
+		return h.Webhook.Timeout.Duration, "webhook.timeout"
 	}
 	if h.Budget != nil && h.Budget.Timeout != nil {
-		return h.Budget.Timeout.Duration
+		return h.Budget.Timeout.Duration, "budget.timeout"
 	}
-	return 10 * time.Second
+	return DefaultWebhookTimeout, ""
+}
+
+// WebhookTimeout is the timeout a webhook hook runs under: what its spec asks for, capped by
+// ceiling when that is positive.
+func WebhookTimeout(h *v1alpha1.Hook, ceiling time.Duration) time.Duration {
+	t, _ := webhookTimeout(h)
+	if ceiling > 0 && t > ceiling {
+		return ceiling
+	}
+	return t
 }
 
 // buildWebhook resolves a webhook hook: its address, its connection settings (its own or its
@@ -192,7 +208,7 @@ func buildWebhook(ctx context.Context, s Spec, r SourceResolver) (*Webhook, erro
 	if err != nil {
 		return nil, err
 	}
-	out := &Webhook{URL: address, Timeout: webhookTimeout(s.Def), Client: d.client, Header: d.header,
+	out := &Webhook{URL: address, Timeout: WebhookTimeout(s.Def, s.WebhookCeiling), Client: d.client, Header: d.header,
 		Response: ResponseRules{Hook: s.Hook, Fields: s.ResponseFields, Strict: strictResponses(s.Def)}}
 	if e := w.Etag; e != nil && e.Enabled != nil && *e.Enabled {
 		out.ETags = NewETagCache(seconds(e.CacheTimeoutSeconds, DefaultETagTimeout), seconds(e.CacheCleanupSeconds, DefaultETagCleanup))
@@ -248,9 +264,16 @@ func asObject(v any) (map[string]any, error) {
 
 // Capped lists, as "budget.FIELD VALUE exceeds the engine's ceiling CEILING", each budget
 // field of an inline hook that asks for more than ceilings allow: the invocation runs under
-// the ceiling instead. Webhook hooks are not run under these budgets and give nothing.
-func Capped(def *v1alpha1.Hook, ceilings scripting.Budget) []string {
-	if def == nil || def.Webhook != nil || def.Budget == nil {
+// the ceiling instead. A webhook hook is not run under these budgets; its timeout is capped by
+// webhookCeiling when that is positive ("webhook.timeout VALUE exceeds ...").
+func Capped(def *v1alpha1.Hook, ceilings scripting.Budget, webhookCeiling time.Duration) []string {
+	if def != nil && def.Webhook != nil {
+		if t, field := webhookTimeout(def); webhookCeiling > 0 && t > webhookCeiling {
+			return []string{fmt.Sprintf("%s %s exceeds the engine's webhook ceiling %s", field, t, webhookCeiling)}
+		}
+		return nil
+	}
+	if def == nil || def.Budget == nil {
 		return nil
 	}
 	asked := BudgetOf(def.Budget)

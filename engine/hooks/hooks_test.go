@@ -161,6 +161,27 @@ func resourceQuantity(t *testing.T, s string) resource.Quantity {
 	return q
 }
 
+// TestWebhookTimeoutCapped: a webhook runs under the timeout its spec asks for, or the
+// engine's ceiling when that is lower; without a ceiling, as asked.
+func TestWebhookTimeoutCapped(t *testing.T) {
+	url := "http://x"
+	hour := &metav1.Duration{Duration: time.Hour}
+	for _, tc := range []struct {
+		def     *v1alpha1.Hook
+		ceiling time.Duration
+		want    time.Duration
+	}{
+		{&v1alpha1.Hook{Webhook: &v1alpha1.Webhook{URL: &url}}, 30 * time.Second, DefaultWebhookTimeout},
+		{&v1alpha1.Hook{Webhook: &v1alpha1.Webhook{URL: &url, Timeout: hour}}, 30 * time.Second, 30 * time.Second},
+		{&v1alpha1.Hook{Webhook: &v1alpha1.Webhook{URL: &url}, Budget: &v1alpha1.Budget{Timeout: hour}}, 30 * time.Second, 30 * time.Second},
+		{&v1alpha1.Hook{Webhook: &v1alpha1.Webhook{URL: &url, Timeout: hour}}, 0, time.Hour},
+	} {
+		if got := WebhookTimeout(tc.def, tc.ceiling); got != tc.want {
+			t.Errorf("WebhookTimeout(%+v, %s) = %s, want %s", tc.def.Webhook, tc.ceiling, got, tc.want)
+		}
+	}
+}
+
 func TestCapped(t *testing.T) {
 	ceilings := scripting.Budget{Timeout: 30 * time.Second, MaxSteps: 1000, MaxStackDepth: 100, MaxMemory: 64 << 20}
 	dur := func(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
@@ -182,10 +203,14 @@ func TestCapped(t *testing.T) {
 			"budget.maxSteps 1001 exceeds the engine's ceiling 1000",
 			"budget.maxStackDepth 101 exceeds the engine's ceiling 100",
 			"budget.maxMemory 1Gi exceeds the engine's ceiling 64Mi"}},
-		{"webhook", &v1alpha1.Hook{Webhook: &v1alpha1.Webhook{URL: &url}, Budget: &v1alpha1.Budget{Timeout: dur(time.Hour)}}, nil},
+		{"webhook within", &v1alpha1.Hook{Webhook: &v1alpha1.Webhook{URL: &url, Timeout: dur(time.Minute)}}, nil},
+		{"webhook budget above", &v1alpha1.Hook{Webhook: &v1alpha1.Webhook{URL: &url}, Budget: &v1alpha1.Budget{Timeout: dur(time.Hour)}},
+			[]string{"budget.timeout 1h0m0s exceeds the engine's webhook ceiling 1m0s"}},
+		{"webhook timeout above", &v1alpha1.Hook{Webhook: &v1alpha1.Webhook{URL: &url, Timeout: dur(time.Hour)}, Budget: &v1alpha1.Budget{Timeout: dur(time.Second)}},
+			[]string{"webhook.timeout 1h0m0s exceeds the engine's webhook ceiling 1m0s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Capped(tc.def, ceilings)
+			got := Capped(tc.def, ceilings, time.Minute)
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Fatalf("Capped = %q, want %q", got, tc.want)
 			}

@@ -115,7 +115,7 @@ func (b *built) close() {
 func (m *Manager) env() reconcile.Env {
 	return reconcile.Env{Client: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
 		Metrics: m.opts.Metrics, Log: m.opts.Log, Resolver: m.opts.Resolver, Workers: m.opts.Workers,
-		Budget: m.opts.Budget, HookCalls: m.opts.HookCalls, Cores: m.opts.Cores, Shard: m.shard(),
+		Seats: m.opts.Seats, HookCalls: m.opts.HookCalls, Cores: m.opts.Cores, Shard: m.shard(),
 		Trace: m.opts.Trace, RevisionNamespace: m.opts.RevisionNamespace}
 }
 
@@ -157,13 +157,14 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 			continue
 		}
 		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: decl.Script,
-			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: libs}, compiler, clusterObjects{kube: m.opts.Kube, namespace: decl.Namespace})
+			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: libs, WebhookCeiling: m.opts.WebhookCeiling},
+			compiler, clusterObjects{kube: m.opts.Kube, namespace: decl.Namespace})
 		if err != nil {
 			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
 			continue
 		}
 		invokers[name] = inv
-		for _, c := range hooks.Capped(def, m.opts.Ceilings) {
+		for _, c := range hooks.Capped(def, m.opts.Ceilings, m.opts.WebhookCeiling) {
 			capped = append(capped, "hooks."+name+"."+c)
 		}
 	}

@@ -52,7 +52,10 @@ type Options struct {
 	// Ceilings are the most any hook invocation may use; a controller asking for more is
 	// told so in its status (BudgetsCapped).
 	Ceilings scripting.Budget
-	Recorder record.EventRecorder
+	// WebhookCeiling, when positive, caps every webhook hook's timeout, as Ceilings cap
+	// inline budgets.
+	WebhookCeiling time.Duration
+	Recorder       record.EventRecorder
 	// Identities makes the clients of controllers that name a ServiceAccount; nil refuses
 	// such controllers.
 	Identities *identity.Source
@@ -62,10 +65,10 @@ type Options struct {
 	Workers int
 	// HookCalls bounds each controller's hook calls at once; 0: no bound.
 	HookCalls int
-	// Budget is the budget of concurrent reconciles all controllers share; nil: none.
-	Budget *fairshare.Budget
+	// Seats are the concurrent reconciles all controllers share; nil: none.
+	Seats *fairshare.Slots
 	// Cores are the slots of inline hook calls all controllers share; nil: none.
-	Cores *fairshare.Slots
+	Cores *fairshare.Cores
 	// StatusInterval is how often counts in controller statuses are refreshed; default 10s.
 	StatusInterval time.Duration
 	// Trace, when set, records every runner's reconciles (engine/trace).

@@ -36,10 +36,18 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 		}
 	}
 	if cores := r.cfg.Cores; cores != nil && inline(hook) {
-		if err := cores.Acquire(ctx, r.name); err != nil {
+		call, err := cores.Acquire(ctx, r.flow)
+		if err != nil {
 			return nil, &HookError{Hook: hookName, About: about, Err: err}
 		}
-		defer cores.Release(r.name)
+		defer call.Release()
+	}
+	if !inline(hook) {
+		// A webhook may take its whole timeout: the reconcile's seat is free meanwhile.
+		if s := seatOf(ctx); s != nil {
+			s.give()
+			defer s.retake(ctx)
+		}
 	}
 	start := time.Now()
 	span := trace.SpanOf(ctx)

@@ -34,7 +34,7 @@ func (h *busyHook) Form() string { return "starlark" }
 
 // mostAtOnce makes n concurrent sync calls through a Runner whose hook call bound is calls
 // and whose engine has cores (nil: none), and returns how many ran at once at the most.
-func mostAtOnce(t *testing.T, n, calls int, cores *fairshare.Slots) int32 {
+func mostAtOnce(t *testing.T, n, calls int, cores *fairshare.Cores) int32 {
 	t.Helper()
 	hook := &busyHook{}
 	r := &Runner{name: "test/bound", calls: callSlots(calls),
@@ -63,16 +63,70 @@ func TestHookCallsBound(t *testing.T) {
 	cases := []struct {
 		name     string
 		calls    int
-		cores    *fairshare.Slots
+		cores    *fairshare.Cores
 		min, max int32
 	}{
 		{"bound 1", 1, nil, 1, 1},
 		{"bound 3", 3, nil, 1, 3},
-		{"one core slot, bound 8", 8, fairshare.NewSlots(1, time.Second), 1, 1},
+		{"one core slot, bound 8", 8, fairshare.NewCores(1, time.Second, time.Hour, time.Hour), 1, 1},
 	}
 	for _, c := range cases {
 		if most := mostAtOnce(t, 12, c.calls, c.cores); most < c.min || most > c.max {
 			t.Errorf("%s: %d calls ran at once, want %d to %d", c.name, most, c.min, c.max)
 		}
 	}
+}
+
+// blockingHook is a webhook that answers once released.
+type blockingHook struct {
+	called  chan struct{}
+	release chan struct{}
+}
+
+func (h *blockingHook) Invoke(ctx context.Context, _ map[string]any, _ *slog.Logger) (map[string]any, error) {
+	h.called <- struct{}{}
+	<-h.release
+	return map[string]any{}, nil
+}
+
+func (h *blockingHook) Form() string { return "webhook" }
+
+// TestWebhookFreesItsSeat: while a reconcile waits on a webhook, its seat is free for
+// another tenant's reconcile; once the webhook answers, the reconcile holds a seat again.
+func TestWebhookFreesItsSeat(t *testing.T) {
+	seats := fairshare.NewSlots(1, 0)
+	hook := &blockingHook{called: make(chan struct{}), release: make(chan struct{})}
+	flow := fairshare.Flow{Tenant: "namespace/team-a", Controller: "test/hung"}
+	r := &Runner{name: flow.Controller, flow: flow,
+		program: &Program{Hooks: map[string]hooks.Invoker{"sync": hook}},
+		cfg: Config{Env: Env{Metrics: metrics.New(), Log: slog.New(slog.DiscardHandler), Recorder: record.NewFakeRecorder(100),
+			Seats: seats}}}
+	parent := &unstructured.Unstructured{}
+	parent.SetName("p")
+	s := &seat{seats: seats, flow: flow}
+	if err := s.take(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := r.invoke(withSeat(context.Background(), s), "sync", "", map[string]any{}, parent); err != nil {
+			t.Error(err)
+		}
+	}()
+	<-hook.called
+	other := fairshare.Flow{Tenant: "namespace/team-b", Controller: "test/healthy"}
+	if !seats.TryAcquire(other) {
+		t.Fatal("the only seat is held while its reconcile waits on a webhook")
+	}
+	seats.Release(other)
+	close(hook.release)
+	<-done
+	if !s.held {
+		t.Fatal("the reconcile holds no seat once the webhook answered")
+	}
+	if all, _ := seats.Held(""); all != 1 {
+		t.Fatalf("%d seats held, want the reconcile's 1", all)
+	}
+	s.give()
 }

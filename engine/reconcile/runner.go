@@ -45,13 +45,15 @@ type Env struct {
 	// workers and its calls that stand alone (a MapController's map calls) would make.
 	HookCalls int
 	// Cores, when set, are the slots of inline (Starlark and JavaScript) hook calls every
-	// controller of the engine shares: a call holds one while it runs, and a controller
-	// holds no more than its fair share while others call (see invoke.go).
-	Cores *fairshare.Slots
-	// Budget, when set, is the budget of concurrent reconciles every controller of the engine
-	// shares: a worker holds a slot of it for each reconcile, handed out fairly across
-	// controllers. Unset, a controller's workers bound it alone.
-	Budget *fairshare.Budget
+	// controller of the engine shares: a call holds one while it runs, and a tenant holds no
+	// more than its fair share while others call, burning calls in a lane of their own (see
+	// invoke.go and fairshare.Cores).
+	Cores *fairshare.Cores
+	// Seats, when set, are the concurrent reconciles every controller of the engine shares:
+	// a worker holds one for each reconcile, except while it waits on a webhook, and a tenant
+	// holds no more than its fair share while others reconcile. Unset, a controller's workers
+	// bound its reconciles alone.
+	Seats *fairshare.Slots
 	// Reads, when set, says what the controller's account may read: nothing it may not read
 	// is handed to its hooks. Unset, the controller reads what the engine reads.
 	Reads Reads
@@ -135,6 +137,8 @@ type Runner struct {
 	// name is the controller as logs and metrics name it (compositecontroller/NAME);
 	// primary its kind's primary hook; finalizer the finalizer it holds on parents.
 	name, primary, finalizer string
+	// flow is the controller and its tenant, as the shared seats and cores know them.
+	flow fairshare.Flow
 	// fieldManager is the field manager of every write made for the controller.
 	fieldManager string
 
@@ -204,7 +208,8 @@ func New(b *Built, cfg Config) (*Runner, error) {
 	}
 	r := &Runner{cfg: cfg, built: b, calls: callSlots(cfg.HookCalls), name: name, primary: primary, finalizer: b.Descriptor.FinalizerPrefix + b.Name,
 		fieldManager: b.FieldManager(), counts: map[Request]int{}, selected: map[Request]bool{}, apply: apply.NewWithManager(cfg.Client, b.FieldManager()),
-		overlay: newWrittenOverlay(), program: &Program{Hooks: b.Hooks}}
+		overlay: newWrittenOverlay(), program: &Program{Hooks: b.Hooks},
+		flow: fairshare.Flow{Tenant: fairshare.TenantOf(b.Namespace, name), Controller: name}}
 	if b.Hooks["customize"] != nil {
 		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), RelatedReach(b), func(req Request) { r.enqueue("related object", []Request{req}) })
 	}
@@ -469,12 +474,15 @@ func (r *Runner) process(ctx context.Context, req Request) {
 		r.queue.AddAfter(req, catchUpDelay) // an orphan to adopt may not be cached yet
 		return
 	}
-	if b := r.cfg.Budget; b != nil {
-		if err := b.Acquire(ctx, r.name); err != nil {
-			return // stopping: ctx ended while waiting for a slot
+	if seats := r.cfg.Seats; seats != nil {
+		seat := &seat{seats: seats, flow: r.flow}
+		if err := seat.take(ctx); err != nil {
+			return // stopping: ctx ended while waiting for a seat
 		}
-		defer b.Release()
+		defer seat.give()
+		ctx = withSeat(ctx, seat)
 	}
+	ctx = fairshare.WithFlow(ctx, r.flow) // its requests draw on the engine's rate as its tenant's
 	span := r.cfg.Trace.Begin(r.name, req.Key, r.takeTrigger(req))
 	start := time.Now()
 	resyncAfter, err := r.reconcile(trace.WithSpan(ctx, span), req)

@@ -115,6 +115,8 @@ func Start(opts Options) (*Env, error) {
 		CacheSize:         128,
 		Defaults:          scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 10_000_000, MaxStackDepth: 200, MaxMemory: 64 << 20},
 		Ceilings:          ceilings,
+		WebhookCeiling:    30 * time.Second, // as metascript run's defaults
+		MaxAnswerBytes:    16 << 20,
 		StatusInterval:    500 * time.Millisecond,
 		RemovalGrace:      cmp.Or(opts.RemovalGrace, 3*time.Second),
 		RevisionNamespace: "default",
@@ -224,8 +226,14 @@ func ObjectsFromFile(t testing.TB, path string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ObjectsFromYAML(t, string(data))
+}
+
+// ObjectsFromYAML parses multi-document YAML.
+func ObjectsFromYAML(t testing.TB, text string) []*unstructured.Unstructured {
+	t.Helper()
 	var out []*unstructured.Unstructured
-	for _, doc := range strings.Split(string(data), "\n---") {
+	for _, doc := range strings.Split(text, "\n---") {
 		if strings.TrimSpace(doc) == "" {
 			continue
 		}

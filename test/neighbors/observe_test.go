@@ -179,3 +179,31 @@ func startProfile(t *testing.T, dir, configuration string) *os.File {
 	t.Logf("CPU profile: %s", f.Name())
 	return f
 }
+
+// resetPeakRSS starts the process's peak resident set size (VmHWM) anew.
+func resetPeakRSS(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		t.Logf("peak RSS not reset: %v", err)
+	}
+}
+
+// peakRSS is the process's peak resident set size since resetPeakRSS, in MiB.
+func peakRSS(t *testing.T) float64 {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb / 1024
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
