@@ -112,7 +112,10 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 		if err != nil {
 			return nil, &buildError{reason: "InvalidSpec", err: fmt.Errorf("spec.serviceAccount: %w", err)}
 		}
-		b.account, env.Client, env.Recorder, env.Reads = account, account.Dynamic, account.Recorder, account
+		// Events the engine records for the controller (refused reads and writes, failed
+		// hooks) go with the engine's own account, so that a tenant whose rights were revoked
+		// still sees them; those its hooks ask for go as the account.
+		b.account, env.Client, env.HookEvents, env.Reads = account, account.Dynamic, account.Recorder, account
 	}
 	resolved := make([]resources.Resource, len(decl.Resources))
 	for i, ref := range decl.Resources {

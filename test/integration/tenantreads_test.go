@@ -218,3 +218,46 @@ spec:
 		})
 	}
 }
+
+// TestRefusalEventsAfterEventsRevoked: a tenant whose account lost the right to create
+// Events still sees why its parents do not converge: ReadRefused and WriteFailed are
+// recorded with the engine's own account.
+func TestRefusalEventsAfterEventsRevoked(t *testing.T) {
+	reads, writes := env.Namespace(t), env.Namespace(t)
+	parents := []rbacv1.PolicyRule{parentRules[0], parentRules[1]}
+	grantRole(t, reads, "default", "parents", parents...)
+	grantRole(t, writes, "default", "parents", parents...)
+	// writes may see its Copies but not create them; reads may not even list them.
+	grantRole(t, writes, "default", "copies", rbacv1.PolicyRule{APIGroups: []string{"test.metascript.dev"},
+		Resources: []string{"copies"}, Verbs: []string{"get", "list", "watch"}})
+	sync := `      starlark:
+        source: |
+          def sync(request):
+              parent = request["parent"]
+              labels = dict(parent["spec"]["selector"]["matchLabels"])
+              return {"children": [{"apiVersion": "test.metascript.dev/v1", "kind": "Copy",
+                                    "metadata": {"name": parent["metadata"]["name"], "labels": labels}}]}
+`
+	for _, ns := range []string{reads, writes} {
+		revokeEvents := grantRole(t, ns, "default", "events", parentRules[2])
+		ctl := env.Create(t, ns, enginetest.Object(t, fmt.Sprintf(`apiVersion: metascript.dev/v1alpha1
+kind: NamespacedCompositeController
+metadata: {name: events}
+spec:
+  parentResource:
+    apiVersion: test.metascript.dev/v1
+    resource: bundles
+    labelSelector: {matchLabels: {suite: events}}
+  childResources:
+    - {apiVersion: test.metascript.dev/v1, resource: copies}
+  hooks:
+    sync:
+%s`, sync)))
+		t.Cleanup(func() { env.Delete(t, ctl) })
+		waitControllerReadyIn(t, "NamespacedCompositeController", ns, "events")
+		revokeEvents()
+		bundle(t, ns, "p", "events", "p")
+	}
+	env.WaitEvent(t, wait, reads, "p", "ReadRefused", identity.User(reads, "default"), "list copies.test.metascript.dev")
+	env.WaitEvent(t, wait, writes, "p", "WriteFailed", identity.User(writes, "default"), `cannot create resource "copies"`)
+}
