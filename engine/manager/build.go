@@ -165,7 +165,7 @@ func (b *built) close() {
 
 // env is what every runner shares.
 func (m *Manager) env() reconcile.Env {
-	return reconcile.Env{Client: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
+	return reconcile.Env{Client: m.opts.Dynamic, EngineClient: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
 		Metrics: m.opts.Metrics, Log: m.opts.Log, Resolver: m.opts.Resolver, Workers: m.opts.Workers,
 		Budget: m.opts.Budget, HookCalls: m.opts.HookCalls, Cores: m.opts.Cores, Shard: m.shard(),
 		Trace: m.opts.Trace, RevisionNamespace: m.opts.RevisionNamespace}

@@ -261,3 +261,46 @@ spec:
 	env.WaitEvent(t, wait, reads, "p", "ReadRefused", identity.User(reads, "default"), "list copies.test.metascript.dev")
 	env.WaitEvent(t, wait, writes, "p", "WriteFailed", identity.User(writes, "default"), `cannot create resource "copies"`)
 }
+
+// TestTeardownReleasesTheFinalizer: a tenant's RoleBinding, parent and controller are
+// deleted together. The account may no longer remove the controller's finalizer from the
+// parent; the controller being gone, the engine removes it with its own rights and says so
+// in an Event, and the parent and the controller go.
+func TestTeardownReleasesTheFinalizer(t *testing.T) {
+	ns := env.Namespace(t)
+	revoke := grantRole(t, ns, "default", "parents", parentRules...)
+	ctl := statusController(t, ns, "teardown", `      starlark:
+        source: |
+          def sync(request):
+              return {"status": {"from": "sync"}}
+    finalize:
+      starlark:
+        source: |
+          def finalize(request):
+              return {"finalized": True}
+`)
+	p := bundle(t, ns, "p", "teardown", "p")
+	var finalizer string
+	enginetest.Eventually(t, wait, func() (bool, string) {
+		cur := getBundle(t, ns, "p")
+		for _, f := range cur.GetFinalizers() {
+			if strings.HasPrefix(f, "metascript.dev/") {
+				finalizer = f
+			}
+		}
+		return finalizer != "" && statusField(t, ns, "p", "from") == "sync", fmt.Sprintf("parent finalizers %v", cur.GetFinalizers())
+	})
+
+	revoke()
+	env.Delete(t, p)
+	env.Delete(t, ctl)
+	enginetest.Eventually(t, reviewWait, func() (bool, string) {
+		parent := getBundle(t, ns, "p")
+		controller := env.Get(t, ctl.GetAPIVersion(), ctl.GetKind(), ns, ctl.GetName())
+		if parent != nil {
+			return false, fmt.Sprintf("the parent is still there, finalizers %v", parent.GetFinalizers())
+		}
+		return controller == nil, "the controller is still there"
+	})
+	env.WaitEvent(t, wait, ns, "p", "FinalizerReleasedByEngine", finalizer, identity.User(ns, "default"))
+}
