@@ -23,11 +23,13 @@ type Reviewer struct {
 }
 
 // Access is one kind of read a user may or may not make: a verb on a resource, in a
-// namespace or, when Namespace is empty, across the cluster.
+// namespace or, when Namespace is empty, across the cluster; on the one object Name when it
+// is set, on every object of the resource otherwise.
 type Access struct {
 	User, Verb string
 	Resource   schema.GroupVersionResource
 	Namespace  string
+	Name       string
 }
 
 type review struct {
@@ -63,6 +65,9 @@ func (e *ReadRefusedError) Error() string {
 	if e.Resource.Group != "" {
 		res += "." + e.Resource.Group
 	}
+	if e.Name != "" {
+		res += fmt.Sprintf(" %q", e.Name)
+	}
 	msg := fmt.Sprintf("%s may not %s %s %s", e.User, e.Verb, res, where)
 	if e.Reason != "" {
 		msg += ": " + e.Reason
@@ -81,7 +86,7 @@ func (r *Reviewer) Check(ctx context.Context, a Access) error {
 		got, err := r.reviews.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User: a.User, Groups: groupsOf(a.User),
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: a.Namespace, Verb: a.Verb,
-				Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource},
+				Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource, Name: a.Name},
 		}}, metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("reviewing whether %s may %s %s: %w", a.User, a.Verb, a.Resource.Resource, err)

@@ -49,3 +49,40 @@ func TestReviewerAsksOnceAndNamesTheRefusal(t *testing.T) {
 		t.Errorf("review groups %q, want the ServiceAccount's", g)
 	}
 }
+
+// TestReviewerChecksOneObjectByName: an access with a Name asks about that very object, its
+// answer is remembered apart from the same access on another name, and the refusal names it.
+func TestReviewerChecksOneObjectByName(t *testing.T) {
+	client := fake.NewClientset()
+	var asked []string
+	client.PrependReactor("create", "subjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		review := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview)
+		asked = append(asked, review.Spec.ResourceAttributes.Name)
+		review.Status.Allowed = review.Spec.ResourceAttributes.Name == "public"
+		return true, review, nil
+	})
+	r := NewReviewer(client.AuthorizationV1().SubjectAccessReviews())
+	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	user := User("team-a", "default")
+	cases := []struct {
+		name, want string
+	}{
+		{"public", ""},
+		{"creds", `system:serviceaccount:team-a:default may not get secrets "creds" in namespace team-a`},
+		{"public", ""},
+		{"creds", `system:serviceaccount:team-a:default may not get secrets "creds" in namespace team-a`},
+	}
+	for _, c := range cases {
+		err := r.Check(context.Background(), Access{User: user, Verb: "get", Resource: secrets, Namespace: "team-a", Name: c.name})
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("get secret %s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if strings.Join(asked, ",") != "public,creds" {
+		t.Errorf("reviews asked about %v, want public,creds once each", asked)
+	}
+}

@@ -34,6 +34,15 @@ type built struct {
 	compiler hooks.Compiler
 	// libs are the libraries the hooks may load, and record those they named.
 	libs *scopedLibraries
+	// checks are the objects (besides libraries) the configuration named that the account
+	// was found to be allowed to get; none without an account (references.go).
+	checks []referenceCheck
+}
+
+// referenceChecks are what the manager asks again about while b runs: checks and the
+// libraries its hooks loaded.
+func (b *built) referenceChecks() []referenceCheck {
+	return append(append([]referenceCheck(nil), b.checks...), b.libs.libraryChecks()...)
 }
 
 // buildError is why a controller cannot run, as its status reports it.
@@ -44,6 +53,9 @@ type buildError struct {
 	err    error
 	hooks  bool // the hooks are at fault: HooksCompiled=False
 	retry  bool // may mend itself: a resource not served yet, a Secret not created yet
+	// recheck, for ReferenceRefused, are the checks to ask about again: once every one is
+	// allowed, the controller is built again (recheckReferences).
+	recheck []referenceCheck
 }
 
 func (e *buildError) Error() string { return e.err.Error() }
@@ -66,26 +78,44 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 	if err != nil {
 		return nil, err
 	}
-	invokers, capped, err := m.compile(ctx, kind.Ref(decl.Key()), decl, kind.Hooks, compiler, libs)
-	if err != nil {
-		return nil, err
-	}
-	b := &built{capped: capped, declared: decl, kind: kind, compiler: compiler, libs: libs}
-	env := m.env()
 	sa, err := reconcile.ServiceAccount(kind, decl)
 	if err != nil {
 		return nil, &buildError{reason: "InvalidSpec", err: err}
 	}
+	if sa != nil && m.opts.Identities == nil {
+		return nil, &buildError{reason: "InvalidSpec",
+			err: errors.New("spec.serviceAccount: this engine was started without a configuration it can impersonate with")}
+	}
+	objects, checks, err := m.tenantObjects(ctx, kind, decl, sa, libs)
+	if err != nil {
+		return nil, err
+	}
+	invokers, capped, err := m.compile(ctx, kind.Ref(decl.Key()), decl, kind.Hooks, compiler, libs, objects)
 	if sa != nil {
-		if m.opts.Identities == nil {
-			return nil, &buildError{reason: "InvalidSpec",
-				err: errors.New("spec.serviceAccount: this engine was started without a configuration it can impersonate with")}
+		// A library the account may not get was not loaded: the refusal, not the compile
+		// error it caused, is why the controller does not run.
+		if rerr := m.checkReferences(ctx, libs.libraryChecks()); rerr != nil {
+			var be *buildError
+			if errors.As(rerr, &be) && be.recheck != nil {
+				be.recheck = append(checks, be.recheck...)
+			}
+			return nil, rerr
 		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	b := &built{capped: capped, declared: decl, kind: kind, compiler: compiler, libs: libs, checks: checks}
+	env := m.env()
+	if sa != nil {
 		account, err := m.opts.Identities.For(sa.Namespace, sa.Name)
 		if err != nil {
 			return nil, &buildError{reason: "InvalidSpec", err: fmt.Errorf("spec.serviceAccount: %w", err)}
 		}
-		b.account, env.Client, env.Recorder, env.Reads = account, account.Dynamic, account.Recorder, account
+		// Events the engine records for the controller (refused reads and writes, failed
+		// hooks) go with the engine's own account, so that a tenant whose rights were revoked
+		// still sees them; those its hooks ask for go as the account.
+		b.account, env.Client, env.HookEvents, env.Reads = account, account.Dynamic, account.Recorder, account
 	}
 	resolved := make([]resources.Resource, len(decl.Resources))
 	for i, ref := range decl.Resources {
@@ -104,6 +134,28 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 	return b, nil
 }
 
+// tenantObjects is what a controller's hooks are built from: the objects its configuration
+// names, each checked for its account sa, and the checks allowed. Without an account the
+// engine reads with its own rights, and nothing is checked. With one, its library loads are
+// checked as they happen (libs).
+func (m *Manager) tenantObjects(ctx context.Context, kind *reconcile.Descriptor, decl *reconcile.Declared,
+	sa *v1alpha1.ServiceAccountReference, libs *scopedLibraries) (clusterObjects, []referenceCheck, error) {
+	objects := clusterObjects{kube: m.opts.Kube, namespace: decl.Namespace}
+	if sa == nil {
+		return objects, nil, nil
+	}
+	user := identity.User(sa.Namespace, sa.Name)
+	libs.account = &libraryAccount{user: user, allowed: func(c referenceCheck) bool {
+		return m.opts.Identities.Reviewer.Check(ctx, c.access) == nil
+	}}
+	checks := referenceChecks(kind, decl, user)
+	if err := m.checkReferences(ctx, checks); err != nil {
+		return objects, nil, err
+	}
+	objects.checked = checkedObjects(checks)
+	return objects, checks, nil
+}
+
 // close releases what a built controller holds besides its runner.
 func (b *built) close() {
 	if b.account != nil {
@@ -113,7 +165,7 @@ func (b *built) close() {
 
 // env is what every runner shares.
 func (m *Manager) env() reconcile.Env {
-	return reconcile.Env{Client: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
+	return reconcile.Env{Client: m.opts.Dynamic, EngineClient: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
 		Metrics: m.opts.Metrics, Log: m.opts.Log, Resolver: m.opts.Resolver, Workers: m.opts.Workers,
 		Seats: m.opts.Seats, HookCalls: m.opts.HookCalls, Cores: m.opts.Cores, Shard: m.shard(),
 		Trace: m.opts.Trace, RevisionNamespace: m.opts.RevisionNamespace}
@@ -147,7 +199,7 @@ func (m *Manager) resolve(field string, rule v1alpha1.ResourceRule) (resources.R
 // missing Secret, ConfigMap or key, InvalidWebhookConfig when they are all unusable webhook
 // settings, CompileError otherwise.
 func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Declared, defs []reconcile.Hook, compiler hooks.Compiler,
-	libs scripting.Libraries) (map[string]hooks.Invoker, []string, error) {
+	libs scripting.Libraries, objects clusterObjects) (map[string]hooks.Invoker, []string, error) {
 	invokers := map[string]hooks.Invoker{}
 	var capped []string
 	var joined []error
@@ -156,9 +208,13 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 		if def == nil {
 			continue
 		}
+		hookLibs := libs
+		if s, ok := libs.(*scopedLibraries); ok {
+			hookLibs = s.forHook("spec.hooks." + name)
+		}
 		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: decl.Script,
-			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: libs, WebhookCeiling: m.opts.WebhookCeiling},
-			compiler, clusterObjects{kube: m.opts.Kube, namespace: decl.Namespace})
+			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: hookLibs,
+			WebhookCeiling: m.opts.WebhookCeiling}, compiler, objects)
 		if err != nil {
 			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
 			continue

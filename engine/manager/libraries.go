@@ -47,12 +47,50 @@ type libraryWatch struct {
 // namespaced one. It records each name asked for, with what it found, so that the manager
 // knows what the controller depends on, including libraries not there yet. A name is looked
 // up once: every hook of one build loads the same revision of a library.
+//
+// With account set (a controller with an account), a library is loaded only if the account
+// may get it (references.go): a refused one is not looked at and counts as missing, and its
+// check is kept among checks, for the build to report the refusal and the manager to ask
+// again.
 type scopedLibraries struct {
 	indexer   cache.Indexer
 	namespace string
+	account   *libraryAccount
 
-	mu    sync.Mutex
-	asked map[string]*foundLibrary // nil: missing
+	mu     sync.Mutex
+	asked  map[string]*foundLibrary // nil: missing
+	checks []referenceCheck
+}
+
+// libraryAccount is whom one build's library loads are checked for.
+type libraryAccount struct {
+	user string
+	// allowed reports whether the account may get the library of check c; a review that
+	// could not be made counts as a refusal (the build reports it from checks).
+	allowed func(c referenceCheck) bool
+}
+
+// hookLibraries is a scopedLibraries as one hook's compile asks it, so that a check names
+// the hook (field) that loads the library.
+type hookLibraries struct {
+	*scopedLibraries
+	field string
+}
+
+func (h hookLibraries) Library(name string) (*scripting.Library, bool) {
+	return h.lookup(name, h.field)
+}
+
+// forHook is s as the hook at field (spec.hooks.sync) asks it.
+func (s *scopedLibraries) forHook(field string) scripting.Libraries {
+	return hookLibraries{scopedLibraries: s, field: field}
+}
+
+// libraryChecks are the checks the loads so far made, in order.
+func (s *scopedLibraries) libraryChecks() []referenceCheck {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]referenceCheck(nil), s.checks...)
 }
 
 // foundLibrary is a library as one build found it: compiled form and spec.
@@ -62,10 +100,26 @@ type foundLibrary struct {
 }
 
 func (s *scopedLibraries) Library(name string) (*scripting.Library, bool) {
+	return s.lookup(name, "spec.hooks")
+}
+
+// lookup is Library for the hook at field.
+func (s *scopedLibraries) lookup(name, field string) (*scripting.Library, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f, asked := s.asked[name]; asked {
 		return f.libOrNil()
+	}
+	if s.asked == nil {
+		s.asked = map[string]*foundLibrary{}
+	}
+	if a := s.account; a != nil {
+		c := libraryCheck(field, a.user, s.namespace, name)
+		s.checks = append(s.checks, c)
+		if !a.allowed(c) {
+			s.asked[name] = nil
+			return nil, false
+		}
 	}
 	k := name
 	if s.namespace != "" {
@@ -79,9 +133,6 @@ func (s *scopedLibraries) Library(name string) (*scripting.Library, bool) {
 				f = &foundLibrary{lib: lib, spec: spec}
 			}
 		}
-	}
-	if s.asked == nil {
-		s.asked = map[string]*foundLibrary{}
 	}
 	s.asked[name] = f
 	return f.libOrNil()

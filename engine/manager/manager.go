@@ -155,6 +155,12 @@ type running struct {
 	libs         map[string]string
 	libNamespace string
 	libraryErr   error
+	// checks are what the controller's account was asked about: the objects its
+	// configuration names, which the runner was built from or which were refused
+	// (ReferenceRefused); none without an account. recheck is set when asking again changed
+	// the answer: the next sync builds the controller again (references.go).
+	checks  []referenceCheck
+	recheck atomic.Bool
 }
 
 // New returns a Manager.
@@ -338,7 +344,7 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 		return m.remove(ctx, k, u, cur)
 	}
 	sameGeneration := cur != nil && cur.uid == u.GetUID() && cur.generation == u.GetGeneration()
-	if sameGeneration && !cur.retry && !m.librariesChanged(cur) {
+	if sameGeneration && !cur.retry && !cur.recheck.Load() && !m.librariesChanged(cur) {
 		if cur.runner != nil {
 			return m.holdController(ctx, k, u, true) // a controller started before the engine held one
 		}
@@ -386,7 +392,7 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 		return err
 	}
 	run := &running{uid: u.GetUID(), generation: u.GetGeneration(), runner: b.runner, built: b, capped: b.capped, rollout: ro,
-		libs: libs.names(), libNamespace: u.GetNamespace()}
+		libs: libs.names(), libNamespace: u.GetNamespace(), checks: b.referenceChecks()}
 	m.indexLibraries(k, u.GetNamespace(), run.libs)
 	if ro != nil && ro.Staged() {
 		driveCtx, cancel := context.WithCancel(ctx)
@@ -468,7 +474,7 @@ func (m *Manager) fail(ctx context.Context, k key, u *unstructured.Unstructured,
 		st.compiled, st.compiledReason, st.compiledMsg = metav1.ConditionFalse, be.reason, be.err.Error()
 	}
 	m.mu.Lock()
-	m.runners[k] = &running{uid: u.GetUID(), generation: u.GetGeneration(), failed: be.err, st: st, rollout: ro}
+	m.runners[k] = &running{uid: u.GetUID(), generation: u.GetGeneration(), failed: be.err, st: st, rollout: ro, checks: be.recheck}
 	m.mu.Unlock()
 	m.opts.Metrics.Controllers.WithLabelValues("failed").Inc()
 	m.opts.Recorder.Event(u, corev1.EventTypeWarning, be.reason, be.err.Error())

@@ -22,16 +22,32 @@ import (
 // With namespace set (a namespaced controller's), it reads only there: a reference without a
 // namespace means that one, and one naming another is refused, so that a tenant cannot have
 // the engine read, or send to its own webhook, another namespace's Secret.
+//
+// With checked set (a controller with an account), it reads only those objects: the ones the
+// account was found to be allowed to get (references.go). Any other read is refused, so that
+// nothing the checks missed is read with the engine's rights.
 type clusterObjects struct {
 	kube      kubernetes.Interface
 	namespace string
+	checked   map[objectKey]bool
 }
 
 var _ hooks.SecretReader = clusterObjects{}
 
 // confine returns the namespace a reference reads from, or why it may not.
 func (c clusterObjects) confine(kind, namespace, name string) (string, error) {
-	return reconcile.ReferenceNamespace(c.namespace, kind, namespace, name)
+	ns, err := reconcile.ReferenceNamespace(c.namespace, kind, namespace, name)
+	if err != nil || c.checked == nil {
+		return ns, err
+	}
+	res := configMapsResource.Resource
+	if kind == "Secret" {
+		res = secretsResource.Resource
+	}
+	if !c.checked[objectKey{resource: res, namespace: ns, name: name}] {
+		return "", fmt.Errorf("%s %s/%s: not among the objects checked for the controller's account; not read", kind, ns, name)
+	}
+	return ns, nil
 }
 
 func (c clusterObjects) ConfigMapKey(ctx context.Context, ref v1alpha1.ConfigMapKeyRef) (string, error) {

@@ -116,7 +116,17 @@ func (m *Manager) compileStable(ctx context.Context, b *built, raw []byte) (*rec
 		}
 		libs = set
 	}
-	invokers, _, err := m.compile(ctx, b.kind.Ref(decl.Key()), &decl, b.kind.Hooks, b.compiler, libs)
+	objects := clusterObjects{kube: m.opts.Kube, namespace: decl.Namespace}
+	if b.account != nil {
+		// The previous hooks' sources and Secrets are read as the account, as the new ones.
+		checks := referenceChecks(b.kind, &decl, b.account.User)
+		if err := m.checkReferences(ctx, checks); err != nil {
+			return nil, fmt.Errorf("the previous hooks are not read: %w", err)
+		}
+		objects.checked = checkedObjects(checks)
+		b.checks = append(b.checks, checks...)
+	}
+	invokers, _, err := m.compile(ctx, b.kind.Ref(decl.Key()), &decl, b.kind.Hooks, b.compiler, libs, objects)
 	if err != nil {
 		var be *buildError
 		if errors.As(err, &be) {

@@ -130,7 +130,8 @@ func equalStatus(a, b v1alpha1.ControllerStatus) bool {
 	return string(ja) == string(jb)
 }
 
-// refreshStatuses updates the counts of running controllers every StatusInterval.
+// refreshStatuses updates the counts of running controllers every StatusInterval, after
+// asking again about the objects the controllers with an account read (recheckReferences).
 func (m *Manager) refreshStatuses(ctx context.Context) {
 	t := time.NewTicker(m.opts.StatusInterval)
 	defer t.Stop()
@@ -140,6 +141,7 @@ func (m *Manager) refreshStatuses(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		m.recheckReferences(ctx)
 		m.mu.Lock()
 		todo := map[key]*running{}
 		for k, r := range m.runners {

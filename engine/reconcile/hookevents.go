@@ -70,7 +70,9 @@ func (l *eventLimiter) dropFull(now time.Time) {
 	}
 }
 
-// recordHookEvents records the Events the hooks asked for on parent, within the rate.
+// recordHookEvents records the Events the hooks asked for on parent, within the rate, with
+// Env.HookEvents: as the controller's account when it has one, since their words are the
+// hooks'.
 func (r *Runner) recordHookEvents(parent *unstructured.Unstructured, events []protocol.Event) {
 	now := time.Now()
 	for _, ev := range events {
@@ -78,7 +80,11 @@ func (r *Runner) recordHookEvents(parent *unstructured.Unstructured, events []pr
 			r.cfg.Metrics.HookEvents.WithLabelValues(r.name, "limited").Inc()
 			continue
 		}
-		r.cfg.Recorder.Event(parent, ev.Type, ev.Reason, ev.Message)
+		rec := r.cfg.HookEvents
+		if rec == nil {
+			rec = r.cfg.Recorder
+		}
+		rec.Event(parent, ev.Type, ev.Reason, ev.Message)
 		r.cfg.Metrics.HookEvents.WithLabelValues(r.name, "recorded").Inc()
 	}
 }

@@ -32,11 +32,21 @@ import (
 
 // Env is what every controller's Runner shares with the engine.
 type Env struct {
-	Client    dynamic.Interface
-	Informers *informers.Factory
-	Recorder  record.EventRecorder
-	Metrics   *metrics.Metrics
-	Log       *slog.Logger
+	// Client makes every write for the controller: the engine's, or one impersonating the
+	// controller's account.
+	Client dynamic.Interface
+	// EngineClient, when set, is the engine's own client, for the one write Client cannot
+	// make of a controller being removed: its finalizer on a parent, once the account may no
+	// longer remove it (releaseAsEngine). Unset, that finalizer stays.
+	EngineClient dynamic.Interface
+	Informers    *informers.Factory
+	// Recorder records the Events the engine makes for the controller (refused reads and
+	// writes, failed hooks); HookEvents, when set, those its hooks ask for (Outcome.Events),
+	// and Recorder records them otherwise.
+	Recorder   record.EventRecorder
+	HookEvents record.EventRecorder
+	Metrics    *metrics.Metrics
+	Log        *slog.Logger
 	// Resolver resolves the resources customize hooks name.
 	Resolver related.Resolver
 	// Workers reconcile parents concurrently, per controller; at least 1.
