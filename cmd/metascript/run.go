@@ -47,6 +47,7 @@ type engineFlags struct {
 	revisionNS     string
 	memoryLimit    string
 	leader         leaderFlags
+	tenants        tenantFlags
 }
 
 var runUsage = `Usage: metascript run [flags]
@@ -82,6 +83,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	fs.DurationVar(&f.removalGrace, "removal-grace", 5*time.Minute, "how long a deleted controller's finalize hook may take for a parent being deleted before the parent is released without it")
 	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "the Go runtime's soft memory limit, near which it collects more often: auto (90% of the container's cgroup memory limit, unless GOMEMLIMIT is set), none, or a quantity such as 900Mi")
 	f.leader.register(fs)
+	f.tenants.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -168,6 +170,9 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 		Log:               log,
 		Metrics:           metrics,
 		Isolated:          isolatedOpts,
+	}
+	if err := f.tenants.apply(&opts, f.metricsAddr, f.healthAddr, f.pprofAddr, f.debugAddr); err != nil {
+		return err
 	}
 	if member != nil {
 		opts.Shard = member

@@ -76,6 +76,9 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 	if err != nil {
 		return nil, &buildError{reason: "InvalidSpec", err: err}
 	}
+	if err := m.checkTenantAccount(kind, sa); err != nil {
+		return nil, err
+	}
 	if sa != nil {
 		if m.opts.Identities == nil {
 			return nil, &buildError{reason: "InvalidSpec",
@@ -157,7 +160,8 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 			continue
 		}
 		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: decl.Script,
-			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: libs}, compiler, clusterObjects{kube: m.opts.Kube, namespace: decl.Namespace})
+			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: libs, Tenant: m.webhookPolicy(decl)},
+			compiler, clusterObjects{kube: m.opts.Kube, namespace: decl.Namespace})
 		if err != nil {
 			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
 			continue
