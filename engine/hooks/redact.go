@@ -17,14 +17,14 @@ const bodyHidden = "the body is not shown for a tenant's webhook: see the webhoo
 
 // tenantStatusReason is what a tenant's webhook error says of a non-200 answer.
 func tenantStatusReason(code int) string {
-	reason := http.StatusText(code)
-	if reason == "" {
-		reason = "unknown status"
+	phrase := http.StatusText(code)
+	if phrase == "" {
+		phrase = "unknown status"
 	}
 	if code >= 300 && code < 400 {
-		return reason + " (a tenant's webhook follows no redirect)"
+		return phrase + " (a tenant's webhook follows no redirect)"
 	}
-	return fmt.Sprintf("%s (%s)", reason, bodyHidden)
+	return fmt.Sprintf("%s (%s)", phrase, bodyHidden)
 }
 
 // tenantDecodeReason is what a tenant's webhook error says of a 200 body of size bytes that
