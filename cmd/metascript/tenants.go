@@ -22,7 +22,7 @@ type tenantFlags struct {
 }
 
 const (
-	tenantWebhookAllowFlag = "--tenant-webhook-allow"
+	tenantWebhookAllowFlag = manager.TenantWebhookAllowFlag
 	tenantWebhookForFlag   = "--tenant-webhook-policy-for"
 )
 

@@ -138,16 +138,22 @@ func loopbackPolicy() *Egress {
 	return &Egress{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Setting: "--tenant-webhook-allow"}
 }
 
+// countingServer answers body to every request, and counts them.
+func countingServer(t *testing.T, body string) (*httptest.Server, *atomic.Int32) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &hits
+}
+
 // TestTenantWebhookDialsThroughThePolicy: the policy is applied to the address the name
 // resolves to when the connection is made, so a name allowed by the URL reaches no refused
 // address; the server is never connected to.
 func TestTenantWebhookDialsThroughThePolicy(t *testing.T) {
-	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		hits.Add(1)
-		fmt.Fprint(w, `{"status":{"secret":"of another service"}}`)
-	}))
-	defer srv.Close()
+	srv, hits := countingServer(t, `{"status":{"secret":"of another service"}}`)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	for _, tc := range []struct {
 		name, url string
@@ -180,12 +186,7 @@ func TestTenantWebhookDialsThroughThePolicy(t *testing.T) {
 // TestTenantWebhookFollowsNoRedirect: a 3xx answer is a failure naming its status only,
 // and where it points is never asked.
 func TestTenantWebhookFollowsNoRedirect(t *testing.T) {
-	var reached atomic.Int32
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		reached.Add(1)
-		fmt.Fprint(w, `{"status":{"from":"the target"}}`)
-	}))
-	defer target.Close()
+	target, reached := countingServer(t, `{"status":{"from":"the target"}}`)
 	for _, code := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
 		t.Run(http.StatusText(code), func(t *testing.T) {
 			redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -83,7 +83,7 @@ type Options struct {
 	// may act as; the zero value, its namespace's "default" only.
 	TenantAccounts TenantAccounts
 	// TenantWebhooks is the policy namespaced controllers' webhooks are built under
-	// (hooks.Spec.Tenant); nil: the default one, hooks.Egress{}.
+	// (hooks.Spec.Tenant); nil: the default one, with no Allow lists.
 	TenantWebhooks *hooks.Egress
 	// TenantWebhooksForAll builds cluster-scoped controllers' webhooks under TenantWebhooks
 	// too; false leaves them as the platform wrote them.
@@ -172,7 +172,7 @@ func New(opts Options) *Manager {
 		opts.StatusInterval = 10 * time.Second
 	}
 	if opts.TenantWebhooks == nil {
-		opts.TenantWebhooks = &hooks.Egress{}
+		opts.TenantWebhooks = &hooks.Egress{Setting: TenantWebhookAllowFlag}
 	}
 	m := &Manager{opts: opts, runners: map[key]*running{}}
 	for _, d := range kinds.All {

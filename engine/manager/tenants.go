@@ -23,8 +23,12 @@ const (
 	AnyAccount
 )
 
-// TenantAccountsFlag is the flag of `metascript run` that sets Options.TenantAccounts.
-const TenantAccountsFlag = "--tenant-service-accounts"
+// The flags of `metascript run` that set Options.TenantAccounts and the Allow lists of
+// Options.TenantWebhooks, as messages name them.
+const (
+	TenantAccountsFlag     = "--tenant-service-accounts"
+	TenantWebhookAllowFlag = "--tenant-webhook-allow"
+)
 
 // String is the flag's value: default-only or any.
 func (a TenantAccounts) String() string {
