@@ -32,8 +32,8 @@ func (f *tenantFlags) register(fs *flag.FlagSet) {
 			"namespace's; choose any only with the admission webhook installed, which checks that whoever writes a controller may use the account it names")
 	fs.StringVar(&f.webhookAllow, strings.TrimPrefix(tenantWebhookAllowFlag, "--"), "",
 		"where namespaced controllers' webhooks may connect, comma-separated: networks (10.0.0.0/8), addresses, host names "+
-			"(hooks.example.com) and domains (.example.com); empty: anywhere but what is always refused unless listed: "+
-			"loopback, link-local (cloud metadata) and unspecified addresses; the engine's own ports are refused whatever the list says")
+			"(hooks.example.com) and domains (.example.com); empty: anywhere but loopback, link-local (cloud metadata) and "+
+			"unspecified addresses, which only a listed network within them lifts; the engine's own ports are refused whatever the list says")
 	fs.StringVar(&f.webhookPolicyFor, strings.TrimPrefix(tenantWebhookForFlag, "--"), "namespaced",
 		"whose webhooks the tenant webhook policy holds ("+tenantWebhookAllowFlag+", no redirects, no response body in errors): "+
 			"namespaced controllers', or all, cluster-scoped controllers' too")
