@@ -76,6 +76,15 @@ type Options struct {
 	// Shard, when set, shares the work with the engine's other replicas (engine/shard):
 	// the engine reconciles, and caches, only its share of the parents.
 	Shard Shard
+	// TenantAccounts says which of its namespace's ServiceAccounts a namespaced controller
+	// may act as (manager.Options); the zero value, its namespace's "default" only.
+	TenantAccounts manager.TenantAccounts
+	// TenantWebhooks is the policy namespaced controllers' webhooks are built under: where
+	// they may connect (hooks.Egress); nil: the default one. They follow no redirect and
+	// their errors quote no response body, whatever it says.
+	TenantWebhooks *hooks.Egress
+	// TenantWebhooksForAll holds cluster-scoped controllers' webhooks to the same policy.
+	TenantWebhooksForAll bool
 	// Isolated configures the isolated tier, which runs the inline hooks of controllers with
 	// spec.isolation: Process in worker processes; Workers 0 runs none, and such controllers
 	// are refused. Its budget policy (Defaults, Ceilings), metrics and log are the engine's.
@@ -180,6 +189,10 @@ func New(opts Options) (*Engine, error) {
 		RevisionNamespace: opts.RevisionNamespace,
 		Trace:             e.Trace,
 		Shard:             opts.Shard,
+
+		TenantAccounts:       opts.TenantAccounts,
+		TenantWebhooks:       opts.TenantWebhooks,
+		TenantWebhooksForAll: opts.TenantWebhooksForAll,
 	})
 	e.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	return e, nil

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -39,7 +39,12 @@ LINE:COL in the hook's source:
     naming another namespace;
   - with a cluster connection (--kubeconfig, or the in-cluster config; --discovery=false
     for none): a cluster-scoped parent, child or input resource on a namespaced kind, and
-    the kind's own spec rules (selectors, update strategies).
+    the kind's own spec rules (selectors, update strategies);
+  - with a cluster connection (--check-service-accounts=false for none): that the user who
+    creates a controller, or changes the ServiceAccount it acts as, may act as that account:
+    "use" on serviceaccounts.metascript.dev, or "impersonate" on serviceaccounts, named the
+    account in its namespace (a namespaced controller's default is its namespace's
+    "default"), asked by SubjectAccessReview (create on subjectaccessreviews).
 Sources and credentials kept in ConfigMaps and Secrets are not read: the engine reports
 those when it builds the controller.
 
@@ -55,6 +60,7 @@ type admissionFlags struct {
 	listen, certFile, keyFile string
 	kubeconfig                string
 	discovery                 bool
+	checkAccounts             bool
 	logLevel                  string
 	ceilings                  budgetFlags
 }
@@ -68,6 +74,8 @@ func admissionCommand(args []string, stderr io.Writer) int {
 	fs.StringVar(&f.keyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file; required")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file for discovery; in-cluster config when empty")
 	fs.BoolVar(&f.discovery, "discovery", true, "resolve the controllers' resources through discovery; false checks only what needs no cluster")
+	fs.BoolVar(&f.checkAccounts, "check-service-accounts", true,
+		"refuse a controller whose writer may not act as the ServiceAccount it names (SubjectAccessReviews; needs a cluster connection)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.ceilings.registerCeilings(fs)
 	if err := fs.Parse(args); err != nil {
@@ -97,7 +105,8 @@ func admissionCommand(args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	log.Info("admission webhook serving", "addr", ln.Addr().String(), "discovery", handler.Options.Resolver != nil)
+	log.Info("admission webhook serving", "addr", ln.Addr().String(), "discovery", handler.Options.Resolver != nil,
+		"checkServiceAccounts", handler.Accounts != nil)
 	if err := serveAdmission(ctx, ln, certs.get, handler); err != nil {
 		log.Error("admission webhook stopped", "error", err.Error())
 		return 1
@@ -106,28 +115,35 @@ func admissionCommand(args []string, stderr io.Writer) int {
 }
 
 // admissionHandler is the webhook's handler: the engine's compiler, the ceilings of the
-// flags and, unless told otherwise, discovery through the cluster connection.
+// flags and, unless told otherwise, discovery and account checks through the cluster
+// connection.
 func admissionHandler(f *admissionFlags, log *slog.Logger) (*admission.Handler, error) {
 	ceilings, err := f.ceilings.budget()
 	if err != nil {
 		return nil, fmt.Errorf("--ceiling-hook-max-memory: %w", err)
 	}
 	// Compile only: defaults do not matter, and the ceilings are checked, not applied.
-	opts := admission.Options{Compiler: engine.NewRuntime(scripting.Options{}), Ceilings: &ceilings,
-		WebhookCeiling: f.ceilings.webhookTimeout}
-	if f.discovery {
-		cfg, err := clusterConfig(f.kubeconfig)
-		if err != nil {
-			return nil, fmt.Errorf("cluster config (--discovery=false checks without one): %w", err)
-		}
-		cfg.UserAgent = "metascript-admission"
-		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-		if err != nil {
-			return nil, err
-		}
-		opts.Resolver = resources.NewResolver(dc)
+	h := &admission.Handler{Options: admission.Options{Compiler: engine.NewRuntime(scripting.Options{}), Ceilings: &ceilings,
+		WebhookCeiling: f.ceilings.webhookTimeout}, Log: log}
+	if !f.discovery && !f.checkAccounts {
+		return h, nil
 	}
-	return &admission.Handler{Options: opts, Log: log}, nil
+	cfg, err := clusterConfig(f.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("cluster config (--discovery=false --check-service-accounts=false check without one): %w", err)
+	}
+	cfg.UserAgent = "metascript-admission"
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if f.discovery {
+		h.Options.Resolver = resources.NewResolver(kube.Discovery())
+	}
+	if f.checkAccounts {
+		h.Accounts = kube.AuthorizationV1().SubjectAccessReviews()
+	}
+	return h, nil
 }
 
 func clusterConfig(kubeconfig string) (*rest.Config, error) {

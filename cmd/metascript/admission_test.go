@@ -121,7 +121,9 @@ func TestAdmissionFlags(t *testing.T) {
 	}{
 		{nil, "--tls-cert-file and --tls-private-key-file are required"},
 		{[]string{"--tls-cert-file=a", "--tls-private-key-file=b", "--discovery=false", "--ceiling-hook-max-memory=lots"}, "--ceiling-hook-max-memory"},
-		{[]string{"--tls-cert-file=/nonexistent/a", "--tls-private-key-file=/nonexistent/b", "--discovery=false"}, "TLS key pair"},
+		{[]string{"--tls-cert-file=/nonexistent/a", "--tls-private-key-file=/nonexistent/b", "--discovery=false", "--check-service-accounts=false"}, "TLS key pair"},
+		{[]string{"--tls-cert-file=a", "--tls-private-key-file=b", "--discovery=false", "--kubeconfig=/nonexistent/kubeconfig"},
+			"cluster config (--discovery=false --check-service-accounts=false check without one)"},
 	} {
 		var stderr strings.Builder
 		if code := admissionCommand(tt.args, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tt.want) {

@@ -48,6 +48,7 @@ type engineFlags struct {
 	memoryLimit    string
 	maxAnswer      string
 	leader         leaderFlags
+	tenants        tenantFlags
 }
 
 var runUsage = `Usage: metascript run [flags]
@@ -84,6 +85,7 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "the Go runtime's soft memory limit, near which it collects more often: auto (90% of the container's cgroup memory limit, unless GOMEMLIMIT is set), none, or a quantity such as 900Mi")
 	fs.StringVar(&f.maxAnswer, "max-answer-bytes", "16Mi", "the largest answer of one hook call, inline or webhook: a larger one is refused before it is converted or read further")
 	f.leader.register(fs)
+	f.tenants.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -176,6 +178,9 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 		Log:               log,
 		Metrics:           metrics,
 		Isolated:          isolatedOpts,
+	}
+	if err := f.tenants.apply(&opts, f.metricsAddr, f.healthAddr, f.pprofAddr, f.debugAddr); err != nil {
+		return err
 	}
 	if member != nil {
 		opts.Shard = member

@@ -12,6 +12,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/hooks"
@@ -24,13 +25,18 @@ const maxReview = 8 << 20
 
 // Handler serves admission.k8s.io/v1 AdmissionReviews of controller resources: it allows a
 // CREATE or UPDATE of a controller resource the engine would run, and denies one it would
-// refuse with a message that lists every problem, each located (Check). An UPDATE that leaves
+// refuse with a message that lists every problem, each located (Check), or, with Accounts,
+// one naming a ServiceAccount its writer may not act as. An UPDATE that leaves
 // the spec as it was (metadata only) is allowed unchecked. Other operations,
 // subresources (status) and resources that are not controller resources are allowed
 // untouched: the webhook configuration should not send them, and judging them is not this
 // handler's business. It is safe for concurrent use.
 type Handler struct {
 	Options Options
+	// Accounts, when set, is where the handler asks whether the user who writes a controller
+	// may act as the ServiceAccount it names (accounts.go); a user who may not is refused.
+	// Nil: accounts are not checked.
+	Accounts authorizationclient.SubjectAccessReviewInterface
 	// Log receives one line per review; nil discards.
 	Log *slog.Logger
 }
@@ -100,6 +106,9 @@ func (h *Handler) Review(r *http.Request, req *admissionv1.AdmissionRequest) *ad
 			}
 		}
 		problems = Check(r.Context(), kind, obj, h.Options)
+		if h.Accounts != nil {
+			problems = append(problems, accountProblems(r.Context(), h.Accounts, kind, req, obj)...)
+		}
 	}
 	ref := kind.Ref(key(req.Namespace, req.Name))
 	if len(problems) == 0 {

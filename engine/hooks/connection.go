@@ -97,9 +97,14 @@ type dial struct {
 }
 
 // resolveConnection reads what c refers to and returns the client and headers that apply
-// it. Without a CA bundle or client certificate the client is http.DefaultClient.
-func resolveConnection(ctx context.Context, c *v1alpha1.WebhookConnection, field string, r SourceResolver) (dial, error) {
+// it. Without a CA bundle or client certificate the client is http.DefaultClient, or, for a
+// tenant's webhook (tenant set), the policy's shared one; a tenant's client always dials
+// through the policy and follows no redirect.
+func resolveConnection(ctx context.Context, c *v1alpha1.WebhookConnection, field string, r SourceResolver, tenant *Egress) (dial, error) {
 	out := dial{client: http.DefaultClient, header: http.Header{}}
+	if tenant != nil {
+		out.client = tenant.client(nil)
+	}
 	if c == nil {
 		return out, nil
 	}
@@ -128,7 +133,10 @@ func resolveConnection(ctx context.Context, c *v1alpha1.WebhookConnection, field
 		}
 		tlsConfig.Certificates = []tls.Certificate{pair}
 	}
-	if c.CABundle != nil || c.ClientTLS != nil {
+	switch {
+	case (c.CABundle != nil || c.ClientTLS != nil) && tenant != nil:
+		out.client = tenant.client(tlsConfig)
+	case c.CABundle != nil || c.ClientTLS != nil:
 		transport := http.DefaultTransport.(*http.Transport).Clone()
 		transport.TLSClientConfig = tlsConfig
 		out.client = &http.Client{Transport: transport}

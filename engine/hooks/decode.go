@@ -117,8 +117,9 @@ func strictValue(dec *json.Decoder, path string, depth int) (any, error) {
 }
 
 // checkFields applies the field rule to a decoded response: strict refuses a top-level
-// field not in Fields, loose deletes it from resp (logging it at debug level).
-func (r ResponseRules) checkFields(url string, resp map[string]any, log *slog.Logger) error {
+// field not in Fields, naming it unless hide (a tenant's webhook), loose deletes it from
+// resp (logging it at debug level).
+func (r ResponseRules) checkFields(url string, resp map[string]any, log *slog.Logger, hide bool) error {
 	if r.Fields == nil {
 		return nil
 	}
@@ -132,6 +133,10 @@ func (r ResponseRules) checkFields(url string, resp map[string]any, log *slog.Lo
 		return nil
 	}
 	slices.Sort(unknown)
+	if r.Strict && hide {
+		return &ResponseError{Msg: fmt.Sprintf("webhook %s: strict responseUnMarshallMode: %d top-level fields of the %s hook's response are not allowed (allowed: %s; %s)",
+			url, len(unknown), r.Hook, strings.Join(r.Fields, ", "), bodyHidden)}
+	}
 	if r.Strict {
 		return &ResponseError{Msg: fmt.Sprintf("webhook %s: strict responseUnMarshallMode: unknown field %q in the %s hook's response (allowed: %s)",
 			url, unknown[0], r.Hook, strings.Join(r.Fields, ", "))}

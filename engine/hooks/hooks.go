@@ -65,6 +65,10 @@ type Spec struct {
 	Libraries scripting.Libraries
 	// WebhookCeiling, when positive, caps a webhook's timeout (Capped reports it).
 	WebhookCeiling time.Duration
+	// Tenant, when set, builds a webhook as a tenant controller's: it connects only where
+	// the policy allows, follows no redirect, and its errors carry the status code and a
+	// short reason, never anything of the response body. Nil: a webhook the platform trusts.
+	Tenant *Egress
 }
 
 // LinkingCompiler is a Compiler that resolves library loads; *scripting.Runtime is one.
@@ -196,7 +200,8 @@ func WebhookTimeout(h *v1alpha1.Hook, ceiling time.Duration) time.Duration {
 }
 
 // buildWebhook resolves a webhook hook: its address, its connection settings (its own or its
-// host's endpoint config), its decoding rules and its ETag cache.
+// host's endpoint config), its decoding rules, its ETag cache and, for a tenant's, its
+// policy.
 func buildWebhook(ctx context.Context, s Spec, r SourceResolver) (*Webhook, error) {
 	w := s.Def.Webhook
 	address, err := WebhookURL(w)
@@ -204,11 +209,11 @@ func buildWebhook(ctx context.Context, s Spec, r SourceResolver) (*Webhook, erro
 		return nil, err
 	}
 	conn, field := connectionFor(w, address, s.EndpointConfigs)
-	d, err := resolveConnection(ctx, conn, field, r)
+	d, err := resolveConnection(ctx, conn, field, r, s.Tenant)
 	if err != nil {
 		return nil, err
 	}
-	out := &Webhook{URL: address, Timeout: WebhookTimeout(s.Def, s.WebhookCeiling), Client: d.client, Header: d.header,
+	out := &Webhook{URL: address, Timeout: WebhookTimeout(s.Def, s.WebhookCeiling), Client: d.client, Header: d.header, Tenant: s.Tenant != nil,
 		Response: ResponseRules{Hook: s.Hook, Fields: s.ResponseFields, Strict: strictResponses(s.Def)}}
 	if e := w.Etag; e != nil && e.Enabled != nil && *e.Enabled {
 		out.ETags = NewETagCache(seconds(e.CacheTimeoutSeconds, DefaultETagTimeout), seconds(e.CacheCleanupSeconds, DefaultETagCleanup))

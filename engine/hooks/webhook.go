@@ -45,6 +45,11 @@ type Webhook struct {
 	// ETags, when set, keeps responses that carry an ETag and asks the hook with
 	// If-None-Match whether the kept response still holds.
 	ETags *ETagCache
+	// Tenant says the webhook is a tenant controller's (Spec.Tenant): its errors carry the
+	// status code and a short reason only, never anything of the response body, which may
+	// come from a service the tenant could not read otherwise; and a 3xx answer, which its
+	// client does not follow, is a failure.
+	Tenant bool
 }
 
 // ResponseRules are the loose or strict decoding of one hook's responses.
@@ -92,6 +97,9 @@ func (w *Webhook) Invoke(ctx context.Context, req map[string]any, log *slog.Logg
 		hreq.Header.Set("If-None-Match", cached.etag)
 	}
 	resp, err := w.Client.Do(hreq)
+	if egress := (*EgressError)(nil); errors.As(err, &egress) {
+		return nil, &WebhookError{URL: w.URL, Msg: egress.Error()}
+	}
 	if err != nil {
 		return nil, &WebhookError{URL: w.URL, Msg: err.Error()}
 	}
@@ -121,9 +129,13 @@ func (w *Webhook) Invoke(ctx context.Context, req map[string]any, log *slog.Logg
 }
 
 // statusError describes a refusal: a *RetryAfterError when the hook said when to call
-// again, a *WebhookError with the start of the body otherwise.
+// again, a *WebhookError with the start of the body otherwise, or, for a tenant's webhook,
+// with the status's reason phrase instead of the body.
 func (w *Webhook) statusError(resp *http.Response, body []byte) error {
 	msg := truncate(string(body), 512)
+	if w.Tenant {
+		msg = tenantStatusReason(resp.StatusCode)
+	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		msg = "the endpoint refused the request's credentials (see the webhook's authorization, basicAuth, " +
@@ -150,8 +162,14 @@ func (w *Webhook) decode(data []byte, status int, log *slog.Logger) (map[string]
 		v, err = DecodeJSON(data)
 	}
 	var dup *duplicateKeyError
+	if errors.As(err, &dup) && w.Tenant {
+		return nil, &ResponseError{Msg: fmt.Sprintf("webhook %s: strict responseUnMarshallMode: a key appears twice in one object (%s)", w.URL, bodyHidden)}
+	}
 	if errors.As(err, &dup) {
 		return nil, &ResponseError{Msg: fmt.Sprintf("webhook %s: strict responseUnMarshallMode: %s", w.URL, dup)}
+	}
+	if err != nil && w.Tenant {
+		return nil, &WebhookError{URL: w.URL, Status: status, Msg: "decoding response: " + tenantDecodeReason(err, len(data))}
 	}
 	if err != nil {
 		return nil, &WebhookError{URL: w.URL, Status: status, Msg: "decoding response: " + err.Error()}
@@ -160,7 +178,7 @@ func (w *Webhook) decode(data []byte, status int, log *slog.Logger) (map[string]
 	if err != nil {
 		return nil, err
 	}
-	return obj, w.Response.checkFields(w.URL, obj, log)
+	return obj, w.Response.checkFields(w.URL, obj, log, w.Tenant)
 }
 
 func truncate(s string, n int) string {

@@ -82,6 +82,9 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 	if err != nil {
 		return nil, &buildError{reason: "InvalidSpec", err: err}
 	}
+	if err := m.checkTenantAccount(kind, sa); err != nil {
+		return nil, err
+	}
 	if sa != nil && m.opts.Identities == nil {
 		return nil, &buildError{reason: "InvalidSpec",
 			err: errors.New("spec.serviceAccount: this engine was started without a configuration it can impersonate with")}
@@ -214,7 +217,7 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 		}
 		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: decl.Script,
 			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: hookLibs,
-			WebhookCeiling: m.opts.WebhookCeiling}, compiler, objects)
+			WebhookCeiling: m.opts.WebhookCeiling, Tenant: m.webhookPolicy(decl)}, compiler, objects)
 		if err != nil {
 			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
 			continue

@@ -82,6 +82,15 @@ type Options struct {
 	// runner reconciles the parents the engine owns, and one member writes each controller's
 	// status. Unset, this engine does all the work.
 	Shard Shard
+	// TenantAccounts says which of its namespace's ServiceAccounts a namespaced controller
+	// may act as; the zero value, its namespace's "default" only.
+	TenantAccounts TenantAccounts
+	// TenantWebhooks is the policy namespaced controllers' webhooks are built under
+	// (hooks.Spec.Tenant); nil: the default one, with no Allow lists.
+	TenantWebhooks *hooks.Egress
+	// TenantWebhooksForAll builds cluster-scoped controllers' webhooks under TenantWebhooks
+	// too; false leaves them as the platform wrote them.
+	TenantWebhooksForAll bool
 }
 
 // Shard is what the manager needs of the engine's place in a ring of replicas;
@@ -170,6 +179,9 @@ func New(opts Options) *Manager {
 	}
 	if opts.StatusInterval <= 0 {
 		opts.StatusInterval = 10 * time.Second
+	}
+	if opts.TenantWebhooks == nil {
+		opts.TenantWebhooks = &hooks.Egress{Setting: TenantWebhookAllowFlag}
 	}
 	m := &Manager{opts: opts, runners: map[key]*running{}}
 	for _, d := range kinds.All {

@@ -29,6 +29,8 @@ import (
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine"
+	"metascript.dev/metascript/engine/hooks"
+	"metascript.dev/metascript/engine/manager"
 	"metascript.dev/metascript/scripting"
 	"metascript.dev/metascript/scripting/isolated"
 	"metascript.dev/metascript/test/controlplane"
@@ -70,6 +72,11 @@ type Options struct {
 	// RemovalGrace bounds a deleted controller's finalize hooks; default 3 seconds, so that
 	// tests see a stuck finalize released.
 	RemovalGrace time.Duration
+	// TenantAccounts, TenantWebhooks and TenantWebhooksForAll are the engine's tenant
+	// rules (engine.Options); the zero values are metascript run's defaults.
+	TenantAccounts       manager.TenantAccounts
+	TenantWebhooks       *hooks.Egress
+	TenantWebhooksForAll bool
 }
 
 // Start starts a control plane and the engine. Call Stop when done (TestMain).
@@ -122,6 +129,10 @@ func Start(opts Options) (*Env, error) {
 		RevisionNamespace: "default",
 		Log:               slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 		Isolated:          opts.Isolated,
+
+		TenantAccounts:       opts.TenantAccounts,
+		TenantWebhooks:       opts.TenantWebhooks,
+		TenantWebhooksForAll: opts.TenantWebhooksForAll,
 	}
 	e := &Env{ControlPlane: cp, Requests: counter, engineOpts: engineOpts,
 		Dynamic: dynamic.NewForConfigOrDie(cp.Config), Kube: kubernetes.NewForConfigOrDie(cp.Config)}

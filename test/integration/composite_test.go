@@ -11,13 +11,18 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"metascript.dev/metascript/engine/manager"
 	"metascript.dev/metascript/test/enginetest"
 )
 
 var env *enginetest.Env
 
 func TestMain(m *testing.M) {
-	enginetest.Main(m, enginetest.Options{CRDDirs: []string{filepath.Join("testdata", "crds")}}, &env)
+	// The namespaced controllers of these tests name accounts of their own (tenantAccount): the
+	// engine lets them, as with the admission webhook installed. test/tenantpolicy runs
+	// metascript run's default, each namespace's "default" account only.
+	enginetest.Main(m, enginetest.Options{CRDDirs: []string{filepath.Join("testdata", "crds")},
+		TenantAccounts: manager.AnyAccount}, &env)
 }
 
 const (

@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +11,10 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"metascript.dev/metascript/engine/kinds"
@@ -231,5 +234,38 @@ func TestAdmissionManifestsApply(t *testing.T) {
 	m := readAdmissionManifests(t)
 	if err := applyFiles(env.ControlPlane.Config, true, m.files...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAdmissionAccountMayDoWhatTheWebhookDoes applies the webhook's ServiceAccount and RBAC
+// and asks the API server whether that account may make each request the webhook makes:
+// discovery, and the SubjectAccessReviews of --check-service-accounts, which its Deployment
+// leaves on.
+func TestAdmissionAccountMayDoWhatTheWebhookDoes(t *testing.T) {
+	m := readAdmissionManifests(t)
+	dir := filepath.Join(root, "manifests", "admission")
+	if err := applyFiles(env.ControlPlane.Config, false, filepath.Join(dir, "serviceaccount.yaml"), filepath.Join(dir, "rbac.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range m.deployment.Spec.Template.Spec.Containers[0].Args {
+		if a == "--check-service-accounts=false" {
+			t.Errorf("the Deployment turns the account checks off: %v", a)
+		}
+	}
+	user := serviceAccountUser(m.serviceAccount.Name)
+	for _, attrs := range []authorizationv1.SubjectAccessReviewSpec{
+		{ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}},
+		{NonResourceAttributes: &authorizationv1.NonResourceAttributes{Verb: "get", Path: "/apis/metascript.dev/v1alpha1"}},
+		{NonResourceAttributes: &authorizationv1.NonResourceAttributes{Verb: "get", Path: "/api/v1"}},
+	} {
+		attrs.User, attrs.Groups = user.UserName, user.Groups
+		review, err := env.Kube.AuthorizationV1().SubjectAccessReviews().Create(context.Background(),
+			&authorizationv1.SubjectAccessReview{Spec: attrs}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !review.Status.Allowed {
+			t.Errorf("%s may not %+v %+v: %s", user.UserName, attrs.ResourceAttributes, attrs.NonResourceAttributes, review.Status.Reason)
+		}
 	}
 }
