@@ -20,30 +20,34 @@ func TenantOf(namespace, ref string) string {
 	return ref
 }
 
-// rotation holds waiters by flow and serves them in turn: tenants in turn, within a tenant
-// its controllers in turn, and a controller's waiters in the order they came. It is not safe
-// for concurrent use: its owner's lock guards it.
-type rotation struct {
+// rotation is turns of waiters that wait on a channel: those of Slots, Bytes and Rate.
+type rotation = turns[chan struct{}]
+
+// turns holds waiters (W: what a waiter is known by, a channel or a Queue's item) by flow and
+// serves them in turn: tenants in turn, within a tenant its controllers in turn, and a
+// controller's waiters in the order they came. It is not safe for concurrent use: its
+// owner's lock guards it.
+type turns[W comparable] struct {
 	// tenants are the tenants with waiters, in the order they are served.
 	tenants []string
-	queues  map[string]*tenantQueue
+	queues  map[string]*tenantQueue[W]
 }
 
-type tenantQueue struct {
+type tenantQueue[W comparable] struct {
 	// controllers are the tenant's controllers with waiters, in the order they are served.
 	controllers []string
-	waiters     map[string][]chan struct{}
+	waiters     map[string][]W
 	n           int
 }
 
 // push queues a waiter of flow f behind every other of f.
-func (r *rotation) push(f Flow, ch chan struct{}) {
+func (r *turns[W]) push(f Flow, ch W) {
 	if r.queues == nil {
-		r.queues = map[string]*tenantQueue{}
+		r.queues = map[string]*tenantQueue[W]{}
 	}
 	q := r.queues[f.Tenant]
 	if q == nil {
-		q = &tenantQueue{waiters: map[string][]chan struct{}{}}
+		q = &tenantQueue[W]{waiters: map[string][]W{}}
 		r.queues[f.Tenant] = q
 		r.tenants = append(r.tenants, f.Tenant)
 	}
@@ -55,33 +59,34 @@ func (r *rotation) push(f Flow, ch chan struct{}) {
 }
 
 // waiting reports whether tenant has waiters.
-func (r *rotation) waiting(tenant string) bool { return r.queues[tenant] != nil }
+func (r *turns[W]) waiting(tenant string) bool { return r.queues[tenant] != nil }
 
 // waiters counts tenant's waiters.
-func (r *rotation) waiters(tenant string) int {
+func (r *turns[W]) waiters(tenant string) int {
 	if q := r.queues[tenant]; q != nil {
 		return q.n
 	}
 	return 0
 }
 
-// head is the waiter next of tenant's (nil when it has none): the first of the controller
+// head is the waiter next of tenant's (the zero W when it has none): the first of the controller
 // whose turn it is.
-func (r *rotation) head(tenant string) chan struct{} {
+func (r *turns[W]) head(tenant string) W {
 	q := r.queues[tenant]
 	if q == nil {
-		return nil
+		var none W
+		return none
 	}
 	return q.waiters[q.controllers[0]][0]
 }
 
 // empty reports whether no one waits.
-func (r *rotation) empty() bool { return len(r.tenants) == 0 }
+func (r *turns[W]) empty() bool { return len(r.tenants) == 0 }
 
 // next takes the first waiter in turn whose tenant may be served now (may), and moves its
 // tenant behind the others, and its controller behind the tenant's others. blocked reports
 // whether some tenant was passed over because may refused it.
-func (r *rotation) next(may func(tenant string) bool) (f Flow, ch chan struct{}, ok, blocked bool) {
+func (r *turns[W]) next(may func(tenant string) bool) (f Flow, ch W, ok, blocked bool) {
 	for i, tenant := range r.tenants {
 		if !may(tenant) {
 			blocked = true
@@ -107,11 +112,11 @@ func (r *rotation) next(may func(tenant string) bool) (f Flow, ch chan struct{},
 		}
 		return Flow{Tenant: tenant, Controller: controller}, ch, true, blocked
 	}
-	return Flow{}, nil, false, blocked
+	return Flow{}, ch, false, blocked
 }
 
 // remove takes out a waiter that gave up; false when it is not queued (it was served).
-func (r *rotation) remove(f Flow, ch chan struct{}) bool {
+func (r *turns[W]) remove(f Flow, ch W) bool {
 	q := r.queues[f.Tenant]
 	if q == nil {
 		return false
