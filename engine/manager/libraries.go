@@ -24,9 +24,13 @@ import (
 // Hook libraries. The manager watches HookLibrary and NamespacedHookLibrary, queues their
 // keys beside the controllers' (key kind libraryKey), compiles each revision once (its status
 // says whether every module compiled) and keeps an index from a library to the controllers
-// whose hooks name it. An edit enqueues exactly those
-// controllers; sync rebuilds one when a library it named changed revision (librariesChanged),
-// and the new runner syncs every parent again. A rebuild that fails for a controller that
+// whose hooks name it, with the revision each was built with. An event of a library enqueues
+// those of its controllers built with another revision than the library has now, and no
+// other: an event that leaves the revision as it was (a status write, a label) rebuilds
+// nothing. sync rebuilds a controller when a library it named changed revision
+// (librariesChanged), and the new runner syncs every parent again. Edits that come faster
+// than the controllers are built are coalesced by the queue: a controller still queued is
+// built once, with the revision its build finds. A rebuild that fails for a controller that
 // runs keeps its last good runner and reports the error in HooksCompiled.
 
 // libraryID names one library: its scope (a namespace, "" for a cluster HookLibrary) and name.
@@ -243,6 +247,44 @@ func (m *Manager) usersOf(id libraryID) []key {
 	return out
 }
 
+// enqueueStale enqueues the controllers whose hooks name library id and that were built
+// with another revision of it than rev, its revision now ("" when there is none): those sync
+// rebuilds. One whose entry is not recorded yet (its build is under way) is enqueued too.
+func (m *Manager) enqueueStale(id libraryID, rev string) {
+	users := m.usersOf(id)
+	m.mu.Lock()
+	stale := users[:0]
+	for _, k := range users {
+		run := m.runners[k]
+		if built, named := run.libraryRevision(id); !named || built != rev {
+			stale = append(stale, k)
+		}
+	}
+	m.mu.Unlock()
+	for _, k := range stale {
+		m.queue.Add(k)
+	}
+}
+
+// libraryRevision is the revision of library id run was built with ("" for none), and
+// whether run's hooks named it; false for a nil run. m.mu is held.
+func (run *running) libraryRevision(id libraryID) (rev string, named bool) {
+	if run == nil || run.libNamespace != id.namespace {
+		return "", false
+	}
+	rev, named = run.libs[id.name]
+	return rev, named
+}
+
+// libraryRef names a library in the queue, as ref names a controller: hooklibrary/NAME,
+// namespacedhooklibrary/NAMESPACE/NAME; k is its cache key.
+func libraryRef(k string) string {
+	if ns, name, _ := cache.SplitMetaNamespaceKey(k); ns != "" {
+		return "namespacedhooklibrary/" + ns + "/" + name
+	}
+	return "hooklibrary/" + k
+}
+
 // librariesChanged reports whether a library that run's hooks named has another revision now
 // (or appeared, or went).
 func (m *Manager) librariesChanged(run *running) bool {
@@ -307,24 +349,25 @@ type libraryCompiler interface {
 // writes its status. An error is a status not written: the key is retried.
 func (m *Manager) syncLibrary(ctx context.Context, k string) error {
 	ns, name, _ := cache.SplitMetaNamespaceKey(k)
-	for _, c := range m.usersOf(libraryID{namespace: ns, name: name}) {
-		m.queue.Add(c)
-	}
 	gvr := v1alpha1.HookLibraryResource
 	if ns != "" {
 		gvr = v1alpha1.NamespacedHookLibraryResource
 	}
 	cur, exists, _ := m.libraryInformer(ns).Indexer().GetByKey(k)
 	if !exists {
+		m.enqueueStale(libraryID{namespace: ns, name: name}, "")
 		return nil
 	}
 	u := cur.(*unstructured.Unstructured)
 	lib, err := libraryOf(u)
-	cond := metav1.Condition{Type: v1alpha1.ConditionCompiled, Status: metav1.ConditionTrue, Reason: "Compiled",
-		Message: "every module compiled", ObservedGeneration: u.GetGeneration()}
 	rev := ""
 	if err == nil {
 		rev = lib.Revision
+	}
+	m.enqueueStale(libraryID{namespace: ns, name: name}, rev)
+	cond := metav1.Condition{Type: v1alpha1.ConditionCompiled, Status: metav1.ConditionTrue, Reason: "Compiled",
+		Message: "every module compiled", ObservedGeneration: u.GetGeneration()}
+	if err == nil {
 		if lc, ok := m.opts.Compiler.(libraryCompiler); ok {
 			err = lc.CompileLibrary(lib)
 		}

@@ -114,7 +114,7 @@ type Shard interface {
 // Manager runs the runners. Run is called once.
 type Manager struct {
 	opts  Options
-	queue workqueue.TypedRateLimitingInterface[key]
+	queue *fairshare.Queue[key]
 	kinds []*kindSource
 	ready atomic.Bool
 
@@ -124,6 +124,12 @@ type Manager struct {
 	// libs watches the hook libraries (libraries.go).
 	libs libraryWatch
 }
+
+// buildWorkers are the goroutines that build controllers (compile their hooks, resolve the
+// libraries they load) and libraries, taking keys from the queue in turn by tenant
+// (fairshare.Queue). A build runs on its worker, outside the cores inline hook calls share
+// (fairshare.Cores): no more than this many builds burn CPU at once, whoever asks for them.
+const buildWorkers = 2
 
 // key names one controller resource (its kind's index in Manager.kinds and its name), or,
 // with kind libraryKey, one hook library (its cache key: NAME, or NAMESPACE/NAME).
@@ -196,9 +202,9 @@ func (m *Manager) Ready() bool { return m.ready.Load() }
 // Run watches controller resources until ctx ends, then stops every runner, letting
 // in-flight reconciles finish, and returns.
 func (m *Manager) Run(ctx context.Context) error {
-	m.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Second, time.Minute),
-		workqueue.TypedRateLimitingQueueConfig[key]{Name: "controllers"})
+	m.queue = fairshare.NewQueue(fairshare.QueueConfig[key]{FlowOf: m.flowOf,
+		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Second, time.Minute),
+		Name:        "controllers", Metrics: m.opts.Metrics.WorkQueue()})
 	libSynced, stopLibs, err := m.watchLibraries(ctx)
 	if err != nil {
 		return err
@@ -248,7 +254,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		initial.Store(int64(n))
 		checkReady()
 	}()
-	for range 2 {
+	for range buildWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -334,6 +340,18 @@ func (m *Manager) resyncAll() {
 // ref names a controller in logs: compositecontroller/NAME.
 func (m *Manager) ref(k key) string { return m.kinds[k.kind].Ref(k.name) }
 
+// flowOf is whom the queue serves key k as: the tenant of the controller it names
+// (fairshare.TenantOf), or for a library the library's own tenant, its namespace, or for a
+// cluster HookLibrary the library itself, as a cluster-scoped controller is.
+func (m *Manager) flowOf(k key) fairshare.Flow {
+	ns, _, _ := cache.SplitMetaNamespaceKey(k.name)
+	ref := libraryRef(k.name)
+	if k.kind != libraryKey {
+		ref = m.ref(k)
+	}
+	return fairshare.Flow{Tenant: fairshare.TenantOf(ns, ref), Controller: ref}
+}
+
 // sync makes the runner of one controller match its current generation.
 func (m *Manager) sync(ctx context.Context, k key) error {
 	ks := m.kinds[k.kind]
@@ -364,6 +382,7 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 	}
 	libs := m.librariesFor(u.GetNamespace())
 	b, err := m.build(ctx, ks.Descriptor, u, libs)
+	m.opts.Metrics.ControllerBuilds.WithLabelValues(m.ref(k)).Inc()
 	if err != nil {
 		var be *buildError
 		if !errors.As(err, &be) {

@@ -11,6 +11,7 @@
 //	metascript_workqueue_retries_total{name}, metascript_workqueue_queue_duration_seconds{name},
 //	metascript_workqueue_work_duration_seconds{name}
 //	metascript_controllers{state}                                  running|failed
+//	metascript_controller_builds_total{controller}
 //	metascript_compile_cache_{hits,misses,evictions}_total, metascript_compile_cache_entries
 //	metascript_isolated_worker_restarts_total{reason}              memory|cpu|timeout|cancelled|crash
 //	metascript_isolated_calls_total{outcome}                       success|error|worker
@@ -43,6 +44,9 @@ type Metrics struct {
 	// HookEvents counts the Events hooks asked for, recorded or dropped by the rate limit.
 	HookEvents  *prometheus.CounterVec
 	Controllers *prometheus.GaugeVec
+	// ControllerBuilds counts the builds of each controller: its hooks compiled, the
+	// libraries they load resolved, its runner made (engine/manager), whatever the outcome.
+	ControllerBuilds *prometheus.CounterVec
 	// IsolatedRestarts and IsolatedCalls count the isolated tier's worker replacements by
 	// reason and its calls by outcome (scripting/isolated).
 	IsolatedRestarts *prometheus.CounterVec
@@ -61,11 +65,9 @@ type Metrics struct {
 	queueLongest  *prometheus.GaugeVec
 }
 
-var (
-	setProvider sync.Once
-	// current receives the workqueue metrics; client-go allows one provider per process.
-	current *Metrics
-)
+// setProvider makes the first Metrics the provider of client-go's work queue metrics:
+// client-go allows one provider per process.
+var setProvider sync.Once
 
 // New makes and registers the engine's metrics in a new registry that also holds the Go and
 // process collectors. The first Metrics made in a process becomes the work queues' metrics
@@ -93,6 +95,8 @@ func New() *Metrics {
 		[]string{"controller", "outcome"})
 	m.Controllers = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "metascript_controllers",
 		Help: "Controller resources by state."}, []string{"state"})
+	m.ControllerBuilds = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_controller_builds_total",
+		Help: "Builds of a controller (hooks compiled, libraries resolved, runner made), whatever the outcome."}, []string{"controller"})
 	m.IsolatedRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_isolated_worker_restarts_total",
 		Help: "Isolated-tier worker processes replaced, by reason."}, []string{"reason"})
 	m.IsolatedCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_isolated_calls_total",
@@ -114,40 +118,42 @@ func New() *Metrics {
 	m.queueWork = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "metascript_workqueue_work_duration_seconds",
 		Help: "Time processing an item.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}, []string{"name"})
 	for _, c := range []prometheus.Collector{m.Reconciles, m.ReconcileDuration, m.HookInvocations, m.HookDuration,
-		m.BudgetExhausted, m.ChildOperations, m.HookEvents, m.Controllers, m.IsolatedRestarts, m.IsolatedCalls, m.LeaderIsLeader, m.LeaderTransitions, m.queueDepth, m.queueAdds, m.queueRetries,
+		m.BudgetExhausted, m.ChildOperations, m.HookEvents, m.Controllers, m.ControllerBuilds, m.IsolatedRestarts, m.IsolatedCalls, m.LeaderIsLeader, m.LeaderTransitions, m.queueDepth, m.queueAdds, m.queueRetries,
 		m.queueUnfinish, m.queueLongest, m.queueLatency, m.queueWork} {
 		f(c)
 	}
-	setProvider.Do(func() {
-		current = m
-		workqueue.SetProvider(provider{})
-	})
+	setProvider.Do(func() { workqueue.SetProvider(provider{m}) })
 	return m
 }
 
-// provider forwards client-go's work queue metrics to the first Metrics of the process.
-type provider struct{}
+// WorkQueue publishes, in m, the metrics of a work queue made outside client-go
+// (fairshare.Queue) as client-go's queues publish theirs.
+func (m *Metrics) WorkQueue() workqueue.MetricsProvider { return provider{m} }
 
-func (provider) NewDepthMetric(name string) workqueue.GaugeMetric {
-	return current.queueDepth.WithLabelValues(name)
+// provider forwards work queue metrics to a Metrics: client-go's go to the first Metrics of
+// the process.
+type provider struct{ m *Metrics }
+
+func (p provider) NewDepthMetric(name string) workqueue.GaugeMetric {
+	return p.m.queueDepth.WithLabelValues(name)
 }
-func (provider) NewAddsMetric(name string) workqueue.CounterMetric {
-	return current.queueAdds.WithLabelValues(name)
+func (p provider) NewAddsMetric(name string) workqueue.CounterMetric {
+	return p.m.queueAdds.WithLabelValues(name)
 }
-func (provider) NewLatencyMetric(name string) workqueue.HistogramMetric {
-	return current.queueLatency.WithLabelValues(name)
+func (p provider) NewLatencyMetric(name string) workqueue.HistogramMetric {
+	return p.m.queueLatency.WithLabelValues(name)
 }
-func (provider) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
-	return current.queueWork.WithLabelValues(name)
+func (p provider) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+	return p.m.queueWork.WithLabelValues(name)
 }
-func (provider) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
-	return current.queueUnfinish.WithLabelValues(name)
+func (p provider) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return p.m.queueUnfinish.WithLabelValues(name)
 }
-func (provider) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
-	return current.queueLongest.WithLabelValues(name)
+func (p provider) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return p.m.queueLongest.WithLabelValues(name)
 }
-func (provider) NewRetriesMetric(name string) workqueue.CounterMetric {
-	return current.queueRetries.WithLabelValues(name)
+func (p provider) NewRetriesMetric(name string) workqueue.CounterMetric {
+	return p.m.queueRetries.WithLabelValues(name)
 }
 
 // QueueDepth is the current depth of the named work queue, 0 for a queue never seen.

@@ -57,6 +57,7 @@ func engineFamilies(t *testing.T) []*dto.MetricFamily {
 	m.ChildOperations.WithLabelValues("compositecontroller/c", "create").Inc()
 	m.HookEvents.WithLabelValues("compositecontroller/c", "recorded").Inc()
 	m.Controllers.WithLabelValues("running").Inc()
+	m.ControllerBuilds.WithLabelValues("compositecontroller/c").Inc()
 	m.IsolatedRestarts.WithLabelValues("crash").Inc()
 	m.IsolatedCalls.WithLabelValues("success").Inc()
 	q := "compositecontroller/c"
