@@ -5,6 +5,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"metascript.dev/metascript/engine/fairshare"
 )
 
 func libraryObject(ns, name, src string) *unstructured.Unstructured {
@@ -92,5 +95,52 @@ func TestScopedLibrariesLookUpOnce(t *testing.T) {
 	}
 	if fresh, _ := (&scopedLibraries{indexer: indexer}).Library("util"); fresh.Revision == first.Revision {
 		t.Fatal("a new build did not see the edit")
+	}
+}
+
+// TestEnqueueStaleQueuesOnlyChangedUsers: an event of a library that now has revision "r2"
+// queues the controllers that named it and were built with another revision (or none, or
+// are being built), and no other.
+func TestEnqueueStaleQueuesOnlyChangedUsers(t *testing.T) {
+	id := libraryID{namespace: "team-a", name: "util"}
+	cases := []struct {
+		name   string
+		run    *running // nil: no entry yet
+		queued bool
+	}{
+		{"built with the revision it has now", &running{libNamespace: "team-a", libs: map[string]string{"util": "r2"}}, false},
+		{"built with another revision", &running{libNamespace: "team-a", libs: map[string]string{"util": "r1"}}, true},
+		{"built while it was missing", &running{libNamespace: "team-a", libs: map[string]string{"util": ""}}, true},
+		{"its build is under way: no entry yet", nil, true},
+		{"its entry does not record the library yet", &running{libNamespace: "team-a", libs: map[string]string{"other": "x"}}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := &Manager{runners: map[key]*running{}}
+			m.libs.users = map[libraryID]map[key]bool{}
+			m.queue = fairshare.NewQueue(fairshare.QueueConfig[key]{
+				FlowOf:      func(k key) fairshare.Flow { return fairshare.Flow{Tenant: "t", Controller: k.name} },
+				RateLimiter: workqueue.DefaultTypedControllerRateLimiter[key]()})
+			defer m.queue.ShutDown()
+			user, other := key{kind: 0, name: "team-a/user"}, key{kind: 0, name: "team-a/other"}
+			m.indexLibraries(user, "team-a", map[string]string{"util": "r1"})
+			m.indexLibraries(other, "team-a", map[string]string{"else": "r1"}) // names another library
+			if c.run != nil {
+				m.runners[user] = c.run
+			}
+			m.enqueueStale(id, "r2")
+			want := 0
+			if c.queued {
+				want = 1
+			}
+			if n := m.queue.Len(); n != want {
+				t.Fatalf("%d keys queued, want %d", n, want)
+			}
+			if want == 1 {
+				if k, _ := m.queue.Get(); k != user {
+					t.Fatalf("queued %v, want %v", k, user)
+				}
+			}
+		})
 	}
 }
