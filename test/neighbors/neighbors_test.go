@@ -430,7 +430,8 @@ func report(t *testing.T, p params, results map[string][]measurement) {
 
 type summary struct{ median, max float64 }
 
-func stats(ms []measurement, f func(measurement) float64) summary {
+// stats is the median and max of f over ms (measurements of either benchmark).
+func stats[M any](ms []M, f func(M) float64) summary {
 	var vs []float64
 	for _, m := range ms {
 		vs = append(vs, f(m))
