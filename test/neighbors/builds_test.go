@@ -205,16 +205,22 @@ type buildNeighbour struct {
 	count  int
 	every  time.Duration
 
-	// since is the count of builds before the burners were last created.
-	since float64
+	// since and editsSince are the counts of builds and edits before the burners were last
+	// created; rounds counts their creations.
+	since      float64
+	editsSince int
+	rounds     int
 
 	mu      sync.Mutex
-	edits   int // library edits so far
+	edits   int // library edits so far: each makes a new revision
 	editing context.CancelFunc
 	done    chan struct{}
 }
 
 func (n *buildNeighbour) name(i int) string { return fmt.Sprintf("burner-%03d", i) }
+
+// who is burner i's own source line, new each round: a source compiled in an earlier round
+// would be found in the compile cache, and not burn.
 
 // builds is how many times the engine built the neighbour's controllers.
 func (n *buildNeighbour) builds(t *testing.T) float64 {
@@ -236,12 +242,12 @@ func (n *buildNeighbour) edited() int {
 // each burner per edit.
 func (n *buildNeighbour) start(t *testing.T, ctx context.Context) {
 	t.Helper()
-	before := n.builds(t)
+	before, editsBefore := n.builds(t), n.edited()
 	for i := range n.count {
 		b := n.burner.DeepCopy()
 		b.SetName(n.name(i))
 		src, _, _ := unstructured.NestedString(b.Object, "spec", "hooks", "sync", "starlark", "source")
-		src = strings.Replace(src, `WHO = "burner"`, fmt.Sprintf("WHO = %q", n.name(i)), 1)
+		src = strings.Replace(src, `WHO = "burner"`, fmt.Sprintf("WHO = \"%s, round %d\"", n.name(i), n.rounds), 1)
 		if err := unstructured.SetNestedField(b.Object, src, "spec", "hooks", "sync", "starlark", "source"); err != nil {
 			t.Fatal(err)
 		}
@@ -265,8 +271,9 @@ func (n *buildNeighbour) start(t *testing.T, ctx context.Context) {
 		}
 	}()
 	built := n.builds(t)
-	waitFor(t, ctx, "a build after a library edit", func() bool { return n.edited() > 0 && n.builds(t) > built })
-	n.since = before
+	edits := n.edited()
+	waitFor(t, ctx, "a build after a library edit", func() bool { return n.edited() > edits && n.builds(t) > built })
+	n.since, n.editsSince = before, editsBefore
 }
 
 // checkBurners fails the test unless every burner's build failed on its budget.
@@ -315,10 +322,8 @@ func (n *buildNeighbour) stop(t *testing.T, ctx context.Context) (builds float64
 	t.Helper()
 	n.editing()
 	<-n.done
-	builds, edits = n.builds(t)-n.since, n.edited()
-	n.mu.Lock()
-	n.edits = 0
-	n.mu.Unlock()
+	builds, edits = n.builds(t)-n.since, n.edited()-n.editsSince
+	n.rounds++
 	for i := range n.count {
 		if err := n.admin.Resource(namespacedControllers).Namespace(neighbourNamespace).Delete(ctx, n.name(i), metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
