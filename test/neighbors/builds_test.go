@@ -238,8 +238,8 @@ func (n *buildNeighbour) edited() int {
 }
 
 // start creates the burners and starts editing the library; it returns once every burner was
-// built, and built again after an edit: from then on the engine's build queue holds a build of
-// each burner per edit.
+// built, and three edits later: from then on the engine's build queue holds a build of each
+// burner, made again by every edit.
 func (n *buildNeighbour) start(t *testing.T, ctx context.Context) {
 	t.Helper()
 	before, editsBefore := n.builds(t), n.edited()
@@ -272,7 +272,7 @@ func (n *buildNeighbour) start(t *testing.T, ctx context.Context) {
 	}()
 	built := n.builds(t)
 	edits := n.edited()
-	waitFor(t, ctx, "a build after a library edit", func() bool { return n.edited() > edits && n.builds(t) > built })
+	waitFor(t, ctx, "builds after three library edits", func() bool { return n.edited() >= edits+3 && n.builds(t) > built })
 	n.since, n.editsSince = before, editsBefore
 }
 
