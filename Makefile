@@ -24,6 +24,8 @@ NEIGHBORS_PARENTS = $(if $(filter file,$(origin PARENTS)),200,$(PARENTS))
 NEIGHBORS_CHILDREN = $(if $(filter file,$(origin CHILDREN)),3,$(CHILDREN))
 # e.g. NEIGHBORS_FLAGS='-noisy=50 -runs=5 -pprof=/tmp/neighbors' (CPU profiles of the engine)
 NEIGHBORS_FLAGS ?=
+# the many-builds neighbour's controllers (TestBuildNeighbours; its library is edited every -edit, default 3s)
+NEIGHBORS_BUILDS ?= 60
 # e.g. SCALE_FLAGS='-pprof' (CPU profiles), '-floor-apply' or '-floor-child-writers=8' (floor variants), '-engine-args=--memory-limit=512Mi'
 SCALE_FLAGS ?=
 # bench-shards' member counts, one run each (PARENTS x CHILDREN default 2000 x 5)
@@ -127,8 +129,8 @@ bench-tenants: controlplane ## TENANTS controllers (default 100,1000,5000) on on
 bench-map: controlplane ## a MapController with INPUTS inputs under one parent: cold start vs bare client-go, one-input changes
 	$(GO) test -count=1 -timeout 30m -run '^TestMapBench$$' -v ./test/mapbench/ -inputs=$(INPUTS)
 
-bench-neighbors: controlplane ## a healthy controller (PARENTS x CHILDREN, default 200 x 3) alone and beside one whose hooks burn their whole budget
-	$(GO) test -count=1 -timeout 60m -run '^TestNeighbors$$' -v ./test/neighbors/ -parents=$(NEIGHBORS_PARENTS) -children=$(NEIGHBORS_CHILDREN) $(NEIGHBORS_FLAGS)
+bench-neighbors: controlplane ## a healthy controller (PARENTS x CHILDREN, default 200 x 3) alone and beside hostile neighbours; a new controller beside NEIGHBORS_BUILDS (60) burning builds
+	$(GO) test -count=1 -timeout 90m -run '^(TestNeighbors|TestBuildNeighbours)$$' -v ./test/neighbors/ -parents=$(NEIGHBORS_PARENTS) -children=$(NEIGHBORS_CHILDREN) -builds=$(NEIGHBORS_BUILDS) $(NEIGHBORS_FLAGS)
 
 bench-shards: controlplane ## PARENTS x CHILDREN (default 2000 x 5) by MEMBERS (default 1,2,3) engines with --sharding: time, CPU and peak RSS per member
 	$(GO) test -count=1 -timeout 60m -run '^TestShardBench$$' -v ./test/shardbench/ -members=$(MEMBERS) -parents=$(SCALE_PARENTS) -children=$(SCALE_CHILDREN)

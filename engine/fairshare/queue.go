@@ -1,6 +1,7 @@
 package fairshare
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -11,13 +12,17 @@ import (
 // take in turn by flow: among the tenants with items queued, those with the fewest items in
 // process first, tenants in turn (rotation), then a tenant's controllers in turn. So one
 // tenant with many items queued, each long to process, delays another tenant's item by at
-// most one item per worker: the next worker to be free takes it. Otherwise it keeps
+// most one item per worker: the next worker to be free takes it. With Workers set, a tenant
+// holds at most its share of them, as Slots shares slots: max(1, min(workers / active,
+// workers - 1)), active counting the tenants with items queued or in process; even alone a
+// tenant leaves a worker free, which the next tenant to come takes at once. Otherwise it keeps
 // client-go's work queue contract: an item queued again before a worker took it is queued
 // once; an item added while a worker processes it is queued again once Done, so no item is
 // processed by two workers at once; AddAfter and AddRateLimited delay an Add, by the rate
 // limiter's backoff for the latter, until Forget. A Queue is safe for concurrent use.
 type Queue[T comparable] struct {
 	flowOf  func(T) Flow
+	workers int // 0: no share
 	limiter workqueue.TypedRateLimiter[T]
 	metrics queueMetrics
 
@@ -50,6 +55,9 @@ type delay struct {
 type QueueConfig[T comparable] struct {
 	// FlowOf is the flow an item is served as.
 	FlowOf func(T) Flow
+	// Workers, when more than one, is how many workers call Get: each tenant then holds at
+	// most its share of them.
+	Workers int
 	// RateLimiter is AddRateLimited's backoff.
 	RateLimiter workqueue.TypedRateLimiter[T]
 	// Name and Metrics, when Metrics is set, publish the queue as client-go's work queue
@@ -60,7 +68,7 @@ type QueueConfig[T comparable] struct {
 
 // NewQueue returns an empty Queue. Call ShutDown when done.
 func NewQueue[T comparable](cfg QueueConfig[T]) *Queue[T] {
-	q := &Queue[T]{flowOf: cfg.FlowOf, limiter: cfg.RateLimiter, dirty: map[T]time.Time{},
+	q := &Queue[T]{flowOf: cfg.FlowOf, workers: cfg.Workers, limiter: cfg.RateLimiter, dirty: map[T]time.Time{},
 		processing: map[T]processing{}, busy: map[string]int{}, delayed: map[T]*delay{}, stop: make(chan struct{})}
 	q.cond = sync.NewCond(&q.mu)
 	if cfg.Metrics != nil {
@@ -143,17 +151,26 @@ func (q *Queue[T]) NumRequeues(item T) int { return q.limiter.NumRequeues(item) 
 func (q *Queue[T]) Get() (item T, shutdown bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.queued.empty() && !q.down {
+	for !q.down {
+		if item, ok := q.take(); ok {
+			return item, false
+		}
 		q.cond.Wait()
 	}
-	if q.down {
-		return item, true
-	}
+	return item, true
+}
+
+// take hands out the item next in turn, if a tenant within its share has one. q.mu is held.
+func (q *Queue[T]) take() (item T, ok bool) {
+	share := q.share()
 	least := -1
 	for _, t := range q.queued.tenants {
-		if n := q.busy[t]; least < 0 || n < least {
+		if n := q.busy[t]; n < share && (least < 0 || n < least) {
 			least = n
 		}
+	}
+	if least < 0 {
+		return item, false
 	}
 	f, item, _, _ := q.queued.next(func(tenant string) bool { return q.busy[tenant] == least })
 	now := time.Now()
@@ -161,7 +178,21 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	delete(q.dirty, item)
 	q.processing[item] = processing{tenant: f.Tenant, since: now}
 	q.busy[f.Tenant]++
-	return item, false
+	return item, true
+}
+
+// share is how many items a tenant may have in process now. q.mu is held.
+func (q *Queue[T]) share() int {
+	if q.workers <= 1 {
+		return math.MaxInt
+	}
+	active := len(q.busy)
+	for _, t := range q.queued.tenants {
+		if q.busy[t] == 0 {
+			active++
+		}
+	}
+	return max(1, min(q.workers/max(active, 1), q.workers-1))
 }
 
 // Done gives back an item Get returned; added again meanwhile, it is queued now.
@@ -179,8 +210,8 @@ func (q *Queue[T]) Done(item T) {
 	}
 	if _, dirty := q.dirty[item]; dirty && !q.down {
 		q.queued.push(q.flowOf(item), item)
-		q.cond.Signal()
 	}
+	q.cond.Broadcast() // a tenant at its share, or every tenant's share, may have room now
 }
 
 // Len is how many items wait for a worker.

@@ -1,6 +1,7 @@
 package fairshare
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -20,31 +21,42 @@ func newTestQueue(metrics workqueue.MetricsProvider) *Queue[string] {
 		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, time.Second)})
 }
 
-// TestQueueServesInTurn runs scripts of steps against a Queue: "+ITEM" adds it, "?ITEM" is a
-// Get that must return it, "-ITEM" is its Done, "#N" says N items wait.
+// TestQueueServesInTurn runs scripts of steps against a Queue of workers (0: no share):
+// "+ITEM" adds it, "?ITEM" is a Get that must return it, "!" a Get that must wait, "-ITEM" is
+// its Done, "#N" says N items wait.
 func TestQueueServesInTurn(t *testing.T) {
 	cases := []struct {
-		name  string
-		steps string
+		name    string
+		workers int
+		steps   string
 	}{
 		{"one tenant: controllers in turn, a controller's items in the order they came",
-			"+a/c1/x1 +a/c1/x2 +a/c2/y1 ?a/c1/x1 -a/c1/x1 ?a/c2/y1 -a/c2/y1 ?a/c1/x2 -a/c1/x2 #0"},
+			0, "+a/c1/x1 +a/c1/x2 +a/c2/y1 ?a/c1/x1 -a/c1/x1 ?a/c2/y1 -a/c2/y1 ?a/c1/x2 -a/c1/x2 #0"},
 		{"tenants in turn, whatever order their items came in",
-			"+a/1/1 +a/2/2 +a/3/3 +b/1/1 ?a/1/1 -a/1/1 ?b/1/1 -b/1/1 ?a/2/2 -a/2/2 ?a/3/3"},
+			0, "+a/1/1 +a/2/2 +a/3/3 +b/1/1 ?a/1/1 -a/1/1 ?b/1/1 -b/1/1 ?a/2/2 -a/2/2 ?a/3/3"},
 		{"a tenant arriving while another holds every worker is served by the next worker free",
-			"+a/1/1 +a/2/2 +a/3/3 +a/4/4 ?a/1/1 ?a/2/2 +b/1/1 -a/1/1 ?b/1/1 ?a/3/3"},
+			0, "+a/1/1 +a/2/2 +a/3/3 +a/4/4 ?a/1/1 ?a/2/2 +b/1/1 -a/1/1 ?b/1/1 ?a/3/3"},
 		{"the tenant with the fewest items in process goes first, then in turn",
-			"+a/1/1 +a/2/2 ?a/1/1 +b/1/1 +b/2/2 +c/1/1 ?b/1/1 ?c/1/1 ?a/2/2 ?b/2/2"},
+			0, "+a/1/1 +a/2/2 ?a/1/1 +b/1/1 +b/2/2 +c/1/1 ?b/1/1 ?c/1/1 ?a/2/2 ?b/2/2"},
 		{"an item queued twice is queued once",
-			"+a/1/1 +a/1/1 +b/1/1 ?a/1/1 -a/1/1 ?b/1/1 -b/1/1 #0"},
+			0, "+a/1/1 +a/1/1 +b/1/1 ?a/1/1 -a/1/1 ?b/1/1 -b/1/1 #0"},
 		{"an item added while in process waits for its Done, and is queued once",
-			"+a/1/1 ?a/1/1 +a/1/1 +a/1/1 #0 -a/1/1 #1 ?a/1/1 -a/1/1 #0"},
+			0, "+a/1/1 ?a/1/1 +a/1/1 +a/1/1 #0 -a/1/1 #1 ?a/1/1 -a/1/1 #0"},
 		{"a Done of an item not held changes nothing",
-			"+a/1/1 -a/1/1 #1 ?a/1/1"},
+			0, "+a/1/1 -a/1/1 #1 ?a/1/1"},
+		{"a tenant alone leaves one worker free, whatever it has queued",
+			3, "+a/1/1 +a/2/2 +a/3/3 ?a/1/1 ?a/2/2 ! -a/1/1 ?a/3/3 !"},
+		{"the worker left free serves the next tenant at once",
+			3, "+a/1/1 +a/2/2 +a/3/3 ?a/1/1 ?a/2/2 +b/1/1 ?b/1/1 !"},
+		{"beside another, a tenant holds its share; a worker freed goes to a tenant under its share",
+			4, "+a/1/1 +a/2/2 +a/3/3 ?a/1/1 ?a/2/2 ?a/3/3 +b/1/1 +b/2/2 +b/3/3 ?b/1/1 ?b/2/2 ! -a/1/1 ! -b/1/1 ?b/3/3"},
+		{"one worker serves whatever comes",
+			1, "+a/1/1 +a/2/2 ?a/1/1 -a/1/1 ?a/2/2"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			q := newTestQueue(nil)
+			q.workers = c.workers
 			defer q.ShutDown()
 			for i, step := range strings.Fields(c.steps) {
 				op, arg := step[0], step[1:]
@@ -57,6 +69,13 @@ func TestQueueServesInTurn(t *testing.T) {
 					if got, down := q.Get(); down || got != arg {
 						t.Fatalf("step %d (%s): Get = %q, shutdown %v", i, step, got, down)
 					}
+				case '!':
+					q.mu.Lock()
+					got, ok := q.take()
+					q.mu.Unlock()
+					if ok {
+						t.Fatalf("step %d (%s): Get = %q, want it to wait", i, step, got)
+					}
 				case '#':
 					if n := q.Len(); arg != string(rune('0'+n)) {
 						t.Fatalf("step %d (%s): %d items wait", i, step, n)
@@ -67,10 +86,17 @@ func TestQueueServesInTurn(t *testing.T) {
 	}
 }
 
-// TestQueueNoItemTwiceInProcess: however many workers and adds, no item is held by two
-// workers at once, and every item added is processed after its last add.
+// TestQueueNoItemTwiceInProcess: however many adds, with or without shares, no item is held
+// by two workers at once, and every item added is processed after its last add.
 func TestQueueNoItemTwiceInProcess(t *testing.T) {
+	for _, workers := range []int{0, 4} {
+		t.Run(fmt.Sprintf("%d workers sharing", workers), func(t *testing.T) { noItemTwiceInProcess(t, workers) })
+	}
+}
+
+func noItemTwiceInProcess(t *testing.T, workers int) {
 	q := newTestQueue(nil)
+	q.workers = workers
 	items := []string{"a/1/1", "a/2/2", "b/1/1", "c/1/1"}
 	var mu sync.Mutex
 	held := map[string]bool{}

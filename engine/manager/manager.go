@@ -126,10 +126,12 @@ type Manager struct {
 }
 
 // buildWorkers are the goroutines that build controllers (compile their hooks, resolve the
-// libraries they load) and libraries, taking keys from the queue in turn by tenant
-// (fairshare.Queue). A build runs on its worker, outside the cores inline hook calls share
-// (fairshare.Cores): no more than this many builds burn CPU at once, whoever asks for them.
-const buildWorkers = 2
+// libraries they load) and libraries, taking keys from the queue in turn by tenant, each
+// tenant holding at most its share of them (fairshare.Queue): a tenant alone builds on two,
+// and leaves the third to the next tenant that comes. A build runs on its worker, outside the
+// cores inline hook calls share (fairshare.Cores): no more than this many builds burn CPU at
+// once, and no more than two of one tenant.
+const buildWorkers = 3
 
 // key names one controller resource (its kind's index in Manager.kinds and its name), or,
 // with kind libraryKey, one hook library (its cache key: NAME, or NAMESPACE/NAME).
@@ -202,7 +204,7 @@ func (m *Manager) Ready() bool { return m.ready.Load() }
 // Run watches controller resources until ctx ends, then stops every runner, letting
 // in-flight reconciles finish, and returns.
 func (m *Manager) Run(ctx context.Context) error {
-	m.queue = fairshare.NewQueue(fairshare.QueueConfig[key]{FlowOf: m.flowOf,
+	m.queue = fairshare.NewQueue(fairshare.QueueConfig[key]{FlowOf: m.flowOf, Workers: buildWorkers,
 		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Second, time.Minute),
 		Name:        "controllers", Metrics: m.opts.Metrics.WorkQueue()})
 	libSynced, stopLibs, err := m.watchLibraries(ctx)
