@@ -39,9 +39,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"metascript.dev/metascript/engine"
 	"metascript.dev/metascript/engine/metrics"
-	"metascript.dev/metascript/test/controlplane"
 	"metascript.dev/metascript/test/enginetest"
 )
 
@@ -102,15 +100,7 @@ func TestBuildNeighboursSmoke(t *testing.T) {
 // runBuilds measures the newcomer alone and beside the neighbour p.runs times each,
 // interleaved, on one control plane and one engine.
 func runBuilds(t *testing.T, p buildParams) map[string][]buildMeasurement {
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp, err := controlplane.Start(controlplane.Options{CRDDirs: []string{
-		filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp := startControlPlane(t)
 	defer cp.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 	defer cancel()
@@ -119,14 +109,7 @@ func runBuilds(t *testing.T, p buildParams) map[string][]buildMeasurement {
 		t.Fatal(err)
 	}
 	m := metrics.New()
-	eng, err := engine.New(engineOptions(cp.Config, m, params{qps: *flagQPS, burst: *flagBurst, burn: *flagBurn}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	engineCtx, stopEngine := context.WithCancel(ctx)
-	stopped := make(chan error, 1)
-	go func() { stopped <- eng.Run(engineCtx) }()
-	defer func() { stopEngine(); <-stopped }()
+	defer startEngine(t, ctx, engineOptions(cp.Config, m, params{qps: *flagQPS, burst: *flagBurst, burn: *flagBurn}))()
 
 	objects := map[string]*unstructured.Unstructured{}
 	for _, o := range enginetest.ObjectsFromFile(t, filepath.Join("testdata", "builds.yaml")) {

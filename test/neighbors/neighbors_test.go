@@ -173,15 +173,7 @@ func TestNeighborsSmoke(t *testing.T) {
 // reconciles and hook calls that failed as it should over the whole run by its name. It also
 // checks that the noisy parents get no status.
 func run(t *testing.T, p params) (map[string][]measurement, map[string]measurement) {
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp, err := controlplane.Start(controlplane.Options{CRDDirs: []string{
-		filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root), filepath.Join("testdata", "crds")}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp := startControlPlane(t, filepath.Join("testdata", "crds"))
 	defer cp.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 	defer cancel()
@@ -192,14 +184,7 @@ func run(t *testing.T, p params) (map[string][]measurement, map[string]measureme
 	hung := hungServer()
 	defer hung.Close()
 	m := metrics.New()
-	eng, err := engine.New(engineOptions(cp.Config, m, p))
-	if err != nil {
-		t.Fatal(err)
-	}
-	engineCtx, stopEngine := context.WithCancel(ctx)
-	stopped := make(chan error, 1)
-	go func() { stopped <- eng.Run(engineCtx) }()
-	defer func() { stopEngine(); <-stopped }()
+	defer startEngine(t, ctx, engineOptions(cp.Config, m, p))()
 
 	noisy := neighbourObjects(t, p.burn, hung.URL)
 	create(t, ctx, admin, controllers, "", enginetest.ObjectsFromFile(t, filepath.Join("testdata", "healthy.yaml"))[0])
@@ -263,6 +248,36 @@ func run(t *testing.T, p params) (map[string][]measurement, map[string]measureme
 		}
 	}
 	return results, totals
+}
+
+// startControlPlane starts a control plane with the engine's CRDs, the Fanout CRD and those
+// of crdDirs.
+func startControlPlane(t *testing.T, crdDirs ...string) *controlplane.ControlPlane {
+	t.Helper()
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := controlplane.Start(controlplane.Options{CRDDirs: append([]string{
+		filepath.Join(root, "manifests", "crds"), enginetest.FanoutCRDs(root)}, crdDirs...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp
+}
+
+// startEngine runs an engine of opts in-process until ctx ends or the function it returns is
+// called, which returns once the engine stopped.
+func startEngine(t *testing.T, ctx context.Context, opts engine.Options) (stop func()) {
+	t.Helper()
+	eng, err := engine.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engineCtx, stopEngine := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- eng.Run(engineCtx) }()
+	return func() { stopEngine(); <-stopped }
 }
 
 // neighbourObjects are the controllers of testdata/noisy.yaml by name, their budgets burn and
