@@ -22,7 +22,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -75,9 +74,7 @@ type buildMeasurement struct {
 }
 
 func TestBuildNeighbours(t *testing.T) {
-	set := os.Getenv("METASCRIPT_NEIGHBORS") != ""
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "builds" })
-	if !set {
+	if !requested("builds") {
 		t.Skip("the many-builds neighbour runs with -builds=N or METASCRIPT_NEIGHBORS=1 (make bench-neighbors)")
 	}
 	p := buildParams{builds: *flagBuilds, runs: *flagRuns, edit: *flagEdit, timeout: 60 * time.Minute}

@@ -136,10 +136,16 @@ type measurement struct {
 	healthyFailed float64 // the healthy controller's failed reconciles: 0 expected
 }
 
-func TestNeighbors(t *testing.T) {
+// requested reports whether a benchmark that runs only when asked for was: with the flag name
+// on the command line, or METASCRIPT_NEIGHBORS set.
+func requested(name string) bool {
 	set := os.Getenv("METASCRIPT_NEIGHBORS") != ""
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "parents" })
-	if !set {
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+func TestNeighbors(t *testing.T) {
+	if !requested("parents") {
 		t.Skip("the neighbours benchmark runs with -parents=N or METASCRIPT_NEIGHBORS=1 (make bench-neighbors)")
 	}
 	p := params{*flagParents, *flagChildren, *flagNoisy, *flagRuns, *flagPprof, 120 * time.Minute, *flagQPS, *flagBurst, *flagBurn}
