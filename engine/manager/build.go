@@ -217,7 +217,8 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 		}
 		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: decl.Script,
 			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: hookLibs,
-			WebhookCeiling: m.opts.WebhookCeiling, Tenant: m.webhookPolicy(decl)}, compiler, objects)
+			WebhookCeiling: m.opts.WebhookCeiling, Tenant: m.webhookPolicy(decl),
+			MaxAnswer: m.opts.MaxAnswerBytes, AnswerMemory: m.opts.AnswerMemory}, compiler, objects)
 		if err != nil {
 			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
 			continue

@@ -55,6 +55,10 @@ type Options struct {
 	// WebhookCeiling, when positive, caps every webhook hook's timeout, as Ceilings cap
 	// inline budgets.
 	WebhookCeiling time.Duration
+	// MaxAnswerBytes bounds one webhook answer (0: hooks.DefaultMaxAnswer); AnswerMemory,
+	// when set, is the room every webhook answer held by a reconcile in flight shares.
+	MaxAnswerBytes int64
+	AnswerMemory   *fairshare.Bytes
 	Recorder       record.EventRecorder
 	// Identities makes the clients of controllers that name a ServiceAccount; nil refuses
 	// such controllers.

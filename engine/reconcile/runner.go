@@ -493,6 +493,9 @@ func (r *Runner) process(ctx context.Context, req Request) {
 		ctx = withSeat(ctx, seat)
 	}
 	ctx = fairshare.WithFlow(ctx, r.flow) // its requests draw on the engine's rate as its tenant's
+	holdings := &fairshare.Holdings{}     // what its webhooks' answers take, until it ends
+	defer holdings.Release()
+	ctx = fairshare.WithHoldings(ctx, holdings)
 	span := r.cfg.Trace.Begin(r.name, req.Key, r.takeTrigger(req))
 	start := time.Now()
 	resyncAfter, err := r.reconcile(trace.WithSpan(ctx, span), req)

@@ -124,6 +124,7 @@ func Start(opts Options) (*Env, error) {
 		Ceilings:          ceilings,
 		WebhookCeiling:    30 * time.Second, // as metascript run's defaults
 		MaxAnswerBytes:    16 << 20,
+		AnswerMemory:      256 << 20,
 		StatusInterval:    500 * time.Millisecond,
 		RemovalGrace:      cmp.Or(opts.RemovalGrace, 3*time.Second),
 		RevisionNamespace: "default",

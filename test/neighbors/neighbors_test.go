@@ -89,6 +89,7 @@ func engineOptions(cfg *rest.Config, m *metrics.Metrics, p params) engine.Option
 		Ceilings:       scripting.Budget{Timeout: p.burn, MaxSteps: 1_000_000_000, MaxStackDepth: 1000, MaxMemory: 512 << 20},
 		WebhookCeiling: p.burn,
 		MaxAnswerBytes: 16 << 20,
+		AnswerMemory:   256 << 20,
 		StatusInterval: 10 * time.Second,
 		Log:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 		Metrics:        m,
