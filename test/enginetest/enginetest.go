@@ -170,6 +170,20 @@ func (e *Env) RestartEngine(t testing.TB) {
 	}
 }
 
+// RestartEngineWith restarts the engine as RestartEngine does, with its options changed by
+// adjust (which may replace Config with a copy of its own). The options stay changed for later
+// restarts; it returns a function that restarts the engine with the options as they were.
+func (e *Env) RestartEngineWith(t testing.TB, adjust func(*engine.Options)) (restore func()) {
+	t.Helper()
+	was := e.engineOpts
+	adjust(&e.engineOpts)
+	e.RestartEngine(t)
+	return func() {
+		e.engineOpts = was
+		e.RestartEngine(t)
+	}
+}
+
 // Stop stops the engine, then the control plane.
 func (e *Env) Stop() {
 	e.cancel()
