@@ -66,6 +66,9 @@ type Options struct {
 	// read only once there is room for it, and the room is held until its reconcile ends.
 	// Inline answers need none: seats and cores bound how many are held at once.
 	AnswerMemory int64
+	// MaxSourceBytes, when positive, bounds the inline source of one controller's hooks,
+	// its shared script included: a controller past it does not run (SourceTooLarge).
+	MaxSourceBytes int64
 	// StatusInterval is how often controller status counts are refreshed.
 	StatusInterval time.Duration
 	// RemovalGrace bounds the finalize hooks of a deleted controller (manager.Options).
@@ -181,6 +184,7 @@ func New(opts Options) (*Engine, error) {
 		Ceilings:       e.Runtime.Ceilings(),
 		WebhookCeiling: opts.WebhookCeiling,
 		MaxAnswerBytes: opts.MaxAnswerBytes,
+		MaxSourceBytes: opts.MaxSourceBytes,
 		AnswerMemory:   answerMemory(opts.AnswerMemory, opts.MaxAnswerBytes),
 		Recorder:       e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"}),
 		Identities: &identity.Source{Config: opts.Config,

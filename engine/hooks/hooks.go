@@ -69,6 +69,9 @@ type Spec struct {
 	// MaxAnswer and AnswerMemory are a webhook's Webhook.MaxResponse and Webhook.Memory.
 	MaxAnswer    int64
 	AnswerMemory *fairshare.Bytes
+	// Sources, when set, is the bound of the controller's sources, shared by the Specs of all
+	// its hooks: a source that passes it is a *SourceTooLargeError, before it is compiled.
+	Sources *SourceMeter
 	// Tenant, when set, builds a webhook as a tenant controller's: it connects only where
 	// the policy allows, follows no redirect, and its errors carry the status code and a
 	// short reason, never anything of the response body. Nil: a webhook the platform trusts.
@@ -125,6 +128,9 @@ func buildScript(ctx context.Context, s Spec, lang scripting.Language, in *v1alp
 	code, err := resolve(ctx, src, r)
 	if err != nil {
 		return nil, fmt.Errorf("hook %s: %w", s.Hook, err)
+	}
+	if err := s.Sources.charge(name, len(code)); err != nil {
+		return nil, err
 	}
 	var prog scripting.Program
 	if lc, ok := c.(LinkingCompiler); ok && s.Libraries != nil {

@@ -206,6 +206,7 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 	invokers := map[string]hooks.Invoker{}
 	var capped []string
 	var joined []error
+	sources := &hooks.SourceMeter{Max: m.opts.MaxSourceBytes}
 	for _, h := range defs {
 		name, def := h.Name, decl.Hooks[h.Name]
 		if def == nil {
@@ -218,7 +219,7 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: decl.Script,
 			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: hookLibs,
 			WebhookCeiling: m.opts.WebhookCeiling, Tenant: m.webhookPolicy(decl),
-			MaxAnswer: m.opts.MaxAnswerBytes, AnswerMemory: m.opts.AnswerMemory}, compiler, objects)
+			MaxAnswer: m.opts.MaxAnswerBytes, AnswerMemory: m.opts.AnswerMemory, Sources: sources}, compiler, objects)
 		if err != nil {
 			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
 			continue
@@ -252,7 +253,10 @@ func hookErrors(errs []error) *buildError {
 	reason := "ReferenceNotFound"
 	for _, err := range errs {
 		var ce *hooks.ConfigError
+		var large *hooks.SourceTooLargeError
 		switch {
+		case errors.As(err, &large):
+			return &buildError{reason: "SourceTooLarge", err: errors.Join(errs...), hooks: true}
 		case !errors.As(err, &ce):
 			return &buildError{reason: "CompileError", err: errors.Join(errs...), hooks: true}
 		case !missingReference(err):

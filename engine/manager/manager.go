@@ -59,6 +59,9 @@ type Options struct {
 	// when set, is the room every webhook answer held by a reconcile in flight shares.
 	MaxAnswerBytes int64
 	AnswerMemory   *fairshare.Bytes
+	// MaxSourceBytes, when positive, bounds the inline source one controller compiles
+	// (hooks.SourceMeter).
+	MaxSourceBytes int64
 	Recorder       record.EventRecorder
 	// Identities makes the clients of controllers that name a ServiceAccount; nil refuses
 	// such controllers.

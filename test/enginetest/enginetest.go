@@ -125,6 +125,7 @@ func Start(opts Options) (*Env, error) {
 		WebhookCeiling:    30 * time.Second, // as metascript run's defaults
 		MaxAnswerBytes:    16 << 20,
 		AnswerMemory:      256 << 20,
+		MaxSourceBytes:    256 << 10,
 		StatusInterval:    500 * time.Millisecond,
 		RemovalGrace:      cmp.Or(opts.RemovalGrace, 3*time.Second),
 		RevisionNamespace: "default",
