@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
@@ -174,6 +173,7 @@ func New(opts Options) (*Engine, error) {
 		}
 		isolatedCompiler = e.isolated
 	}
+	sink := &eventSink{events: kube.CoreV1()}
 	e.manager = manager.New(manager.Options{
 		Dynamic:        dyn,
 		Kube:           kube,
@@ -187,6 +187,7 @@ func New(opts Options) (*Engine, error) {
 		MaxSourceBytes: opts.MaxSourceBytes,
 		AnswerMemory:   answerMemory(opts.AnswerMemory, opts.MaxAnswerBytes),
 		Recorder:       e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"}),
+		Recorders:      func(f fairshare.Flow) record.EventRecorder { return sink.recorder(e.broadcaster, f) },
 		Identities: &identity.Source{Config: opts.Config,
 			Reviewer: identity.NewReviewer(kube.AuthorizationV1().SubjectAccessReviews())},
 		Metrics:           opts.Metrics,
@@ -205,7 +206,7 @@ func New(opts Options) (*Engine, error) {
 		TenantWebhooks:       opts.TenantWebhooks,
 		TenantWebhooksForAll: opts.TenantWebhooksForAll,
 	})
-	e.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	e.broadcaster.StartRecordingToSink(sink)
 	return e, nil
 }
 

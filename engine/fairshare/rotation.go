@@ -20,6 +20,12 @@ func TenantOf(namespace, ref string) string {
 	return ref
 }
 
+// ControllerFlow is the flow of the controller ref of namespace ("" for a cluster-scoped
+// controller).
+func ControllerFlow(namespace, ref string) Flow {
+	return Flow{Tenant: TenantOf(namespace, ref), Controller: ref}
+}
+
 // rotation holds waiters by flow and serves them in turn: tenants in turn, within a tenant
 // its controllers in turn, and a controller's waiters in the order they came. It is not safe
 // for concurrent use: its owner's lock guards it.

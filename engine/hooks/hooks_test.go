@@ -229,7 +229,7 @@ func TestSourceMeter(t *testing.T) {
 	}
 	shared := &v1alpha1.SharedScript{Starlark: &v1alpha1.ScriptSource{Source: src + "def finalize(r):\n    return {}\n"}}
 	fromShared := &v1alpha1.Hook{Starlark: &v1alpha1.InlineScript{}}
-	m := &SourceMeter{Max: int64(len(src) + 100)} // room for the shared script, not for one more source
+	m := &SourceMeter{Max: int64(len(src) + 100)}       // room for the shared script, not for one more source
 	for _, hook := range []string{"sync", "finalize"} { // one shared script, counted once
 		if err := build(m, hook, fromShared, shared); err != nil {
 			t.Fatalf("%s from the shared script: %v", hook, err)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/fairshare"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/identity"
 	"metascript.dev/metascript/engine/reconcile"
@@ -109,7 +110,7 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 		return nil, err
 	}
 	b := &built{capped: capped, declared: decl, kind: kind, compiler: compiler, libs: libs, checks: checks}
-	env := m.env()
+	env := m.env(fairshare.ControllerFlow(decl.Namespace, kind.Ref(decl.Key())))
 	if sa != nil {
 		account, err := m.opts.Identities.For(sa.Namespace, sa.Name)
 		if err != nil {
@@ -166,9 +167,13 @@ func (b *built) close() {
 	}
 }
 
-// env is what every runner shares.
-func (m *Manager) env() reconcile.Env {
-	return reconcile.Env{Client: m.opts.Dynamic, EngineClient: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
+// env is what every runner shares, with the Event recorder of the controller of flow f.
+func (m *Manager) env(f fairshare.Flow) reconcile.Env {
+	recorder := m.opts.Recorder
+	if m.opts.Recorders != nil {
+		recorder = m.opts.Recorders(f)
+	}
+	return reconcile.Env{Client: m.opts.Dynamic, EngineClient: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: recorder,
 		Metrics: m.opts.Metrics, Log: m.opts.Log, Resolver: m.opts.Resolver, Workers: m.opts.Workers,
 		Seats: m.opts.Seats, HookCalls: m.opts.HookCalls, Cores: m.opts.Cores, Shard: m.shard(),
 		Trace: m.opts.Trace, RevisionNamespace: m.opts.RevisionNamespace}

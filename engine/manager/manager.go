@@ -63,6 +63,9 @@ type Options struct {
 	// (hooks.SourceMeter).
 	MaxSourceBytes int64
 	Recorder       record.EventRecorder
+	// Recorders, when set, makes the Event recorder of one controller's runner: Events it
+	// records draw on the engine's rate as the controller's flow. Unset, runners use Recorder.
+	Recorders func(fairshare.Flow) record.EventRecorder
 	// Identities makes the clients of controllers that name a ServiceAccount; nil refuses
 	// such controllers.
 	Identities *identity.Source
