@@ -43,15 +43,8 @@ func TestMain(m *testing.M) {
 	// metascript run's workers; ceilings high enough that a burner holds its core for longer
 	// than the healthy tenant takes to converge.
 	ceilings := scripting.Budget{Timeout: 2 * time.Minute, MaxSteps: 100_000_000_000, MaxStackDepth: 1000, MaxMemory: 256 << 20}
-	env, err = enginetest.Start(enginetest.Options{Workers: 4, Ceilings: &ceilings,
-		CRDDirs: []string{enginetest.FanoutCRDs(root), filepath.Join("testdata", "crds")}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	env.Stop()
-	os.Exit(code)
+	enginetest.Main(m, enginetest.Options{Workers: 4, Ceilings: &ceilings,
+		CRDDirs: []string{enginetest.FanoutCRDs(root), filepath.Join("testdata", "crds")}}, &env)
 }
 
 // TestHungWebhooksHoldNoSeat: four tenants whose webhooks never answer keep sixteen calls
