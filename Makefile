@@ -129,7 +129,7 @@ bench-tenants: controlplane ## TENANTS controllers (default 100,1000,5000) on on
 bench-map: controlplane ## a MapController with INPUTS inputs under one parent: cold start vs bare client-go, one-input changes
 	$(GO) test -count=1 -timeout 30m -run '^TestMapBench$$' -v ./test/mapbench/ -inputs=$(INPUTS)
 
-bench-neighbors: controlplane ## a healthy controller (PARENTS x CHILDREN, default 200 x 3) alone and beside hostile neighbours; a new controller beside NEIGHBORS_BUILDS (60) burning builds
+bench-neighbors: controlplane ## a healthy controller (PARENTS x CHILDREN, default 200 x 3) alone and beside hostile tenants: two burning hooks, four hung webhooks, 40 MiB answers (NEIGHBORS_FLAGS=-burn=30s -memory-limit=900Mi -only=...); a new controller beside NEIGHBORS_BUILDS (60) burning builds
 	$(GO) test -count=1 -timeout 90m -run '^(TestNeighbors|TestBuildNeighbours)$$' -v ./test/neighbors/ -parents=$(NEIGHBORS_PARENTS) -children=$(NEIGHBORS_CHILDREN) -builds=$(NEIGHBORS_BUILDS) $(NEIGHBORS_FLAGS)
 
 bench-shards: controlplane ## PARENTS x CHILDREN (default 2000 x 5) by MEMBERS (default 1,2,3) engines with --sharding: time, CPU and peak RSS per member

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
@@ -61,6 +60,14 @@ type Options struct {
 	// it is converted once it passes this (the output budget's bytes, in Defaults and
 	// Ceilings alike), a webhook's response body before it is read past it.
 	MaxAnswerBytes int64
+	// AnswerMemory, when positive, is the room, in bytes, that the webhook answers held by
+	// reconciles in flight share, fairly among tenants (fairshare.Bytes): a webhook's body is
+	// read only once there is room for it, and the room is held until its reconcile ends.
+	// Inline answers need none: seats and cores bound how many are held at once.
+	AnswerMemory int64
+	// MaxSourceBytes, when positive, bounds the inline source of one controller's hooks,
+	// its shared script included: a controller past it does not run (SourceTooLarge).
+	MaxSourceBytes int64
 	// StatusInterval is how often controller status counts are refreshed.
 	StatusInterval time.Duration
 	// RemovalGrace bounds the finalize hooks of a deleted controller (manager.Options).
@@ -166,6 +173,7 @@ func New(opts Options) (*Engine, error) {
 		}
 		isolatedCompiler = e.isolated
 	}
+	sink := &eventSink{events: kube.CoreV1()}
 	e.manager = manager.New(manager.Options{
 		Dynamic:        dyn,
 		Kube:           kube,
@@ -175,7 +183,11 @@ func New(opts Options) (*Engine, error) {
 		Isolated:       isolatedCompiler,
 		Ceilings:       e.Runtime.Ceilings(),
 		WebhookCeiling: opts.WebhookCeiling,
+		MaxAnswerBytes: opts.MaxAnswerBytes,
+		MaxSourceBytes: opts.MaxSourceBytes,
+		AnswerMemory:   answerMemory(opts.AnswerMemory, opts.MaxAnswerBytes),
 		Recorder:       e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"}),
+		Recorders:      func(f fairshare.Flow) record.EventRecorder { return sink.recorder(e.broadcaster, f) },
 		Identities: &identity.Source{Config: opts.Config,
 			Reviewer: identity.NewReviewer(kube.AuthorizationV1().SubjectAccessReviews())},
 		Metrics:           opts.Metrics,
@@ -194,7 +206,7 @@ func New(opts Options) (*Engine, error) {
 		TenantWebhooks:       opts.TenantWebhooks,
 		TenantWebhooksForAll: opts.TenantWebhooksForAll,
 	})
-	e.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	e.broadcaster.StartRecordingToSink(sink)
 	return e, nil
 }
 
@@ -228,6 +240,18 @@ func newIsolated(opts Options) (*isolated.Pool, error) {
 		return nil, fmt.Errorf("isolated tier: %w", err)
 	}
 	return pool, nil
+}
+
+// answerMemory is the room of n bytes for webhook answers, at least one answer of the
+// largest size, or nil for none.
+func answerMemory(n, largest int64) *fairshare.Bytes {
+	if n <= 0 {
+		return nil
+	}
+	if largest <= 0 {
+		largest = hooks.DefaultMaxAnswer
+	}
+	return fairshare.NewBytes(max(n, largest))
 }
 
 // linger is how long a tenant that took a seat or a core keeps counting as active for the

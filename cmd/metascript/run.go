@@ -47,6 +47,8 @@ type engineFlags struct {
 	revisionNS     string
 	memoryLimit    string
 	maxAnswer      string
+	answerMemory   string
+	maxSource      string
 	leader         leaderFlags
 	tenants        tenantFlags
 }
@@ -84,6 +86,8 @@ func parseEngineFlags(args []string) (*engineFlags, error) {
 	fs.DurationVar(&f.removalGrace, "removal-grace", 5*time.Minute, "how long a deleted controller's finalize hook may take for a parent being deleted before the parent is released without it")
 	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "the Go runtime's soft memory limit, near which it collects more often: auto (90% of the container's cgroup memory limit, unless GOMEMLIMIT is set), none, or a quantity such as 900Mi")
 	fs.StringVar(&f.maxAnswer, "max-answer-bytes", "16Mi", "the largest answer of one hook call, inline or webhook: a larger one is refused before it is converted or read further")
+	fs.StringVar(&f.maxSource, "max-source-bytes", "256Ki", "the most inline source one controller's hooks may compile, its shared script included")
+	fs.StringVar(&f.answerMemory, "answer-memory", "256Mi", "the room the webhook answers held by reconciles in flight share, fairly among tenants; at least --max-answer-bytes")
 	f.leader.register(fs)
 	f.tenants.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -156,6 +160,17 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	answerMemory, err := quantityFlag("answer-memory", f.answerMemory)
+	if err != nil {
+		return err
+	}
+	maxSource, err := quantityFlag("max-source-bytes", f.maxSource)
+	if err != nil {
+		return err
+	}
+	if answerMemory < maxAnswer {
+		return fmt.Errorf("--answer-memory %s is less than one answer of --max-answer-bytes %s", f.answerMemory, f.maxAnswer)
+	}
 	metrics := enginemetrics.New()
 	member, err := f.leader.member(cfg, log, metrics.Registry)
 	if err != nil {
@@ -171,6 +186,8 @@ func serve(ctx context.Context, f *engineFlags, log *slog.Logger) error {
 		Ceilings:          ceilings,
 		WebhookCeiling:    f.budgets.ceilings.webhookTimeout,
 		MaxAnswerBytes:    maxAnswer,
+		AnswerMemory:      answerMemory,
+		MaxSourceBytes:    maxSource,
 		StatusInterval:    f.statusInterval,
 		RemovalGrace:      f.removalGrace,
 		RevisionNamespace: f.revisionNS,

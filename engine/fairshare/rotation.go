@@ -20,6 +20,12 @@ func TenantOf(namespace, ref string) string {
 	return ref
 }
 
+// ControllerFlow is the flow of the controller ref of namespace ("" for a cluster-scoped
+// controller).
+func ControllerFlow(namespace, ref string) Flow {
+	return Flow{Tenant: TenantOf(namespace, ref), Controller: ref}
+}
+
 // rotation is turns of waiters that wait on a channel: those of Slots, Bytes and Rate.
 type rotation = turns[chan struct{}]
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/fairshare"
 	"metascript.dev/metascript/scripting"
 )
 
@@ -65,6 +66,12 @@ type Spec struct {
 	Libraries scripting.Libraries
 	// WebhookCeiling, when positive, caps a webhook's timeout (Capped reports it).
 	WebhookCeiling time.Duration
+	// MaxAnswer and AnswerMemory are a webhook's Webhook.MaxResponse and Webhook.Memory.
+	MaxAnswer    int64
+	AnswerMemory *fairshare.Bytes
+	// Sources, when set, is the bound of the controller's sources, shared by the Specs of all
+	// its hooks: a source that passes it is a *SourceTooLargeError, before it is compiled.
+	Sources *SourceMeter
 	// Tenant, when set, builds a webhook as a tenant controller's: it connects only where
 	// the policy allows, follows no redirect, and its errors carry the status code and a
 	// short reason, never anything of the response body. Nil: a webhook the platform trusts.
@@ -121,6 +128,9 @@ func buildScript(ctx context.Context, s Spec, lang scripting.Language, in *v1alp
 	code, err := resolve(ctx, src, r)
 	if err != nil {
 		return nil, fmt.Errorf("hook %s: %w", s.Hook, err)
+	}
+	if err := s.Sources.charge(name, len(code)); err != nil {
+		return nil, err
 	}
 	var prog scripting.Program
 	if lc, ok := c.(LinkingCompiler); ok && s.Libraries != nil {
@@ -214,6 +224,7 @@ func buildWebhook(ctx context.Context, s Spec, r SourceResolver) (*Webhook, erro
 		return nil, err
 	}
 	out := &Webhook{URL: address, Timeout: WebhookTimeout(s.Def, s.WebhookCeiling), Client: d.client, Header: d.header, Tenant: s.Tenant != nil,
+		MaxResponse: s.MaxAnswer, Memory: s.AnswerMemory,
 		Response: ResponseRules{Hook: s.Hook, Fields: s.ResponseFields, Strict: strictResponses(s.Def)}}
 	if e := w.Etag; e != nil && e.Enabled != nil && *e.Enabled {
 		out.ETags = NewETagCache(seconds(e.CacheTimeoutSeconds, DefaultETagTimeout), seconds(e.CacheCleanupSeconds, DefaultETagCleanup))

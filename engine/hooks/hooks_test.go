@@ -217,3 +217,30 @@ func TestCapped(t *testing.T) {
 		})
 	}
 }
+
+// TestSourceMeter: a controller's distinct sources count once each, together, against the
+// bound; a source that passes it is refused before it is compiled.
+func TestSourceMeter(t *testing.T) {
+	src := "def sync(r):\n    return {}\n" + strings.Repeat("# padding\n", 100)
+	build := func(m *SourceMeter, hook string, def *v1alpha1.Hook, shared *v1alpha1.SharedScript) error {
+		_, err := Build(context.Background(), Spec{Controller: "compositecontroller/c", Hook: hook, Def: def, Shared: shared, Sources: m},
+			runtime(), nil)
+		return err
+	}
+	shared := &v1alpha1.SharedScript{Starlark: &v1alpha1.ScriptSource{Source: src + "def finalize(r):\n    return {}\n"}}
+	fromShared := &v1alpha1.Hook{Starlark: &v1alpha1.InlineScript{}}
+	m := &SourceMeter{Max: int64(len(src) + 100)}       // room for the shared script, not for one more source
+	for _, hook := range []string{"sync", "finalize"} { // one shared script, counted once
+		if err := build(m, hook, fromShared, shared); err != nil {
+			t.Fatalf("%s from the shared script: %v", hook, err)
+		}
+	}
+	own := &v1alpha1.Hook{Starlark: &v1alpha1.InlineScript{Source: src, Function: "sync"}}
+	var large *SourceTooLargeError
+	if err := build(m, "customize", own, nil); !errors.As(err, &large) || large.Name != "compositecontroller/c/hooks/customize" {
+		t.Fatalf("a source past the bound: %v, want a *SourceTooLargeError naming it", err)
+	}
+	if err := build(nil, "sync", own, nil); err != nil {
+		t.Fatalf("without a meter: %v", err)
+	}
+}

@@ -11,10 +11,17 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"metascript.dev/metascript/engine/fairshare"
 )
 
-// maxWebhookResponse bounds a webhook response body; a larger one is an error.
-const maxWebhookResponse = 64 << 20
+// DefaultMaxAnswer bounds a webhook's response body when Webhook.MaxResponse is not set.
+const DefaultMaxAnswer = 16 << 20
+
+// statusBodyBytes is how much of a refusal's body is read: only its start is ever shown.
+const statusBodyBytes = 4096
 
 // WebhookError reports a failed webhook call: transport error, timeout, non-200 status or
 // undecodable body.
@@ -50,6 +57,14 @@ type Webhook struct {
 	// come from a service the tenant could not read otherwise; and a 3xx answer, which its
 	// client does not follow, is a failure.
 	Tenant bool
+	// MaxResponse bounds the response body; a larger one is refused before it is read past
+	// the bound. Zero: DefaultMaxAnswer.
+	MaxResponse int64
+	// Memory, when set, is the room the answers of every webhook share (the engine's
+	// --answer-memory): a body is read only once room for it is taken for the flow of the
+	// call's context, and that room is held until the reconcile that asked ends (the
+	// context's fairshare.Holdings), or until Invoke returns without one.
+	Memory *fairshare.Bytes
 }
 
 // ResponseRules are the loose or strict decoding of one hook's responses.
@@ -104,19 +119,20 @@ func (w *Webhook) Invoke(ctx context.Context, req map[string]any, log *slog.Logg
 		return nil, &WebhookError{URL: w.URL, Msg: err.Error()}
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxWebhookResponse+1))
-	if err != nil {
-		return nil, &WebhookError{URL: w.URL, Status: resp.StatusCode, Msg: "reading response: " + err.Error()}
-	}
 	switch {
 	case resp.StatusCode == http.StatusOK:
 	case haveCached && (resp.StatusCode == http.StatusNotModified || resp.StatusCode == http.StatusPreconditionFailed):
 		return w.decode(cached.body, resp.StatusCode, log)
 	default:
+		data, err := io.ReadAll(io.LimitReader(resp.Body, statusBodyBytes))
+		if err != nil {
+			return nil, &WebhookError{URL: w.URL, Status: resp.StatusCode, Msg: "reading response: " + err.Error()}
+		}
 		return nil, w.statusError(resp, data)
 	}
-	if len(data) > maxWebhookResponse {
-		return nil, &WebhookError{URL: w.URL, Status: resp.StatusCode, Msg: "response larger than 64 MiB"}
+	data, err := w.readAnswer(ctx, resp)
+	if err != nil {
+		return nil, err
 	}
 	out, err := w.decode(data, resp.StatusCode, log)
 	if err != nil {
@@ -187,3 +203,64 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
+
+// readAnswer reads a 200 response's body, at most MaxResponse bytes, once the room it takes
+// is held (Memory); the room is then held for the size read.
+func (w *Webhook) readAnswer(ctx context.Context, resp *http.Response) ([]byte, error) {
+	limit := w.MaxResponse
+	if limit <= 0 {
+		limit = DefaultMaxAnswer
+	}
+	tooLarge := func(size string) error {
+		return &WebhookError{URL: w.URL, Status: resp.StatusCode, Msg: fmt.Sprintf(
+			"the response is %s, larger than the engine takes of one answer (%s, --max-answer-bytes)", size, quantity(limit))}
+	}
+	if resp.ContentLength > limit {
+		return nil, tooLarge(quantity(resp.ContentLength))
+	}
+	room := limit
+	if resp.ContentLength >= 0 {
+		room = max(resp.ContentLength, 1)
+	}
+	give, err := w.reserve(ctx, room)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	switch {
+	case err != nil:
+		give(room)
+		return nil, &WebhookError{URL: w.URL, Status: resp.StatusCode, Msg: "reading response: " + err.Error()}
+	case int64(len(data)) > limit:
+		give(room)
+		return nil, tooLarge("more than " + quantity(limit))
+	}
+	kept := min(int64(len(data)), room)
+	give(room - kept)
+	if h := fairshare.HoldingsOf(ctx); h != nil {
+		h.Add(func() { give(kept) })
+	} else {
+		defer give(kept)
+	}
+	return data, nil
+}
+
+// reserve takes n bytes of Memory for the call's flow and returns how to give some back;
+// without Memory it takes nothing.
+func (w *Webhook) reserve(ctx context.Context, n int64) (give func(int64), err error) {
+	if w.Memory == nil {
+		return func(int64) {}, nil
+	}
+	f := fairshare.FlowOf(ctx)
+	if err := w.Memory.Acquire(ctx, f, n); err != nil {
+		return nil, &WebhookError{URL: w.URL, Msg: "waiting for room for the answer: " + err.Error()}
+	}
+	return func(m int64) {
+		if m > 0 {
+			w.Memory.Release(f, m)
+		}
+	}, nil
+}
+
+// quantity is n bytes as a Kubernetes quantity (16Mi).
+func quantity(n int64) string { return resource.NewQuantity(n, resource.BinarySI).String() }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"metascript.dev/metascript/apis/v1alpha1"
+	"metascript.dev/metascript/engine/fairshare"
 	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/identity"
 	"metascript.dev/metascript/engine/reconcile"
@@ -109,7 +110,7 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 		return nil, err
 	}
 	b := &built{capped: capped, declared: decl, kind: kind, compiler: compiler, libs: libs, checks: checks}
-	env := m.env()
+	env := m.env(fairshare.ControllerFlow(decl.Namespace, kind.Ref(decl.Key())))
 	if sa != nil {
 		account, err := m.opts.Identities.For(sa.Namespace, sa.Name)
 		if err != nil {
@@ -166,9 +167,13 @@ func (b *built) close() {
 	}
 }
 
-// env is what every runner shares.
-func (m *Manager) env() reconcile.Env {
-	return reconcile.Env{Client: m.opts.Dynamic, EngineClient: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: m.opts.Recorder,
+// env is what every runner shares, with the Event recorder of the controller of flow f.
+func (m *Manager) env(f fairshare.Flow) reconcile.Env {
+	recorder := m.opts.Recorder
+	if m.opts.Recorders != nil {
+		recorder = m.opts.Recorders(f)
+	}
+	return reconcile.Env{Client: m.opts.Dynamic, EngineClient: m.opts.Dynamic, Informers: m.opts.Informers, Recorder: recorder,
 		Metrics: m.opts.Metrics, Log: m.opts.Log, Resolver: m.opts.Resolver, Workers: m.opts.Workers,
 		Seats: m.opts.Seats, HookCalls: m.opts.HookCalls, Cores: m.opts.Cores, Shard: m.shard(),
 		Trace: m.opts.Trace, RevisionNamespace: m.opts.RevisionNamespace}
@@ -206,6 +211,7 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 	invokers := map[string]hooks.Invoker{}
 	var capped []string
 	var joined []error
+	sources := &hooks.SourceMeter{Max: m.opts.MaxSourceBytes}
 	for _, h := range defs {
 		name, def := h.Name, decl.Hooks[h.Name]
 		if def == nil {
@@ -217,7 +223,8 @@ func (m *Manager) compile(ctx context.Context, ref string, decl *reconcile.Decla
 		}
 		inv, err := hooks.Build(ctx, hooks.Spec{Controller: ref, Hook: name, Def: def, Shared: decl.Script,
 			ResponseFields: h.Response, EndpointConfigs: decl.EndpointConfigs, Libraries: hookLibs,
-			WebhookCeiling: m.opts.WebhookCeiling, Tenant: m.webhookPolicy(decl)}, compiler, objects)
+			WebhookCeiling: m.opts.WebhookCeiling, Tenant: m.webhookPolicy(decl),
+			MaxAnswer: m.opts.MaxAnswerBytes, AnswerMemory: m.opts.AnswerMemory, Sources: sources}, compiler, objects)
 		if err != nil {
 			joined = append(joined, fmt.Errorf("hooks.%s: %w", name, err))
 			continue
@@ -251,7 +258,10 @@ func hookErrors(errs []error) *buildError {
 	reason := "ReferenceNotFound"
 	for _, err := range errs {
 		var ce *hooks.ConfigError
+		var large *hooks.SourceTooLargeError
 		switch {
+		case errors.As(err, &large):
+			return &buildError{reason: "SourceTooLarge", err: errors.Join(errs...), hooks: true}
 		case !errors.As(err, &ce):
 			return &buildError{reason: "CompileError", err: errors.Join(errs...), hooks: true}
 		case !missingReference(err):

@@ -55,7 +55,17 @@ type Options struct {
 	// WebhookCeiling, when positive, caps every webhook hook's timeout, as Ceilings cap
 	// inline budgets.
 	WebhookCeiling time.Duration
+	// MaxAnswerBytes bounds one webhook answer (0: hooks.DefaultMaxAnswer); AnswerMemory,
+	// when set, is the room every webhook answer held by a reconcile in flight shares.
+	MaxAnswerBytes int64
+	AnswerMemory   *fairshare.Bytes
+	// MaxSourceBytes, when positive, bounds the inline source one controller compiles
+	// (hooks.SourceMeter).
+	MaxSourceBytes int64
 	Recorder       record.EventRecorder
+	// Recorders, when set, makes the Event recorder of one controller's runner: Events it
+	// records draw on the engine's rate as the controller's flow. Unset, runners use Recorder.
+	Recorders func(fairshare.Flow) record.EventRecorder
 	// Identities makes the clients of controllers that name a ServiceAccount; nil refuses
 	// such controllers.
 	Identities *identity.Source

@@ -45,8 +45,7 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 	if !inline(hook) {
 		// A webhook may take its whole timeout: the reconcile's seat is free meanwhile.
 		if s := seatOf(ctx); s != nil {
-			s.give()
-			defer s.retake(ctx)
+			defer s.leave(ctx)()
 		}
 	}
 	start := time.Now()

@@ -122,11 +122,51 @@ func TestWebhookFreesItsSeat(t *testing.T) {
 	seats.Release(other)
 	close(hook.release)
 	<-done
-	if !s.held {
-		t.Fatal("the reconcile holds no seat once the webhook answered")
+	if !s.held || s.away != 0 {
+		t.Fatalf("held %v, away %d: want the seat held again once the webhook answered", s.held, s.away)
 	}
 	if all, _ := seats.Held(""); all != 1 {
 		t.Fatalf("%d seats held, want the reconcile's 1", all)
 	}
 	s.give()
+}
+
+// TestParallelWebhooksShareTheSeat: calls a reconcile makes in parallel (map calls) give
+// back its one seat while any of them waits, and the reconcile holds exactly one again once
+// the last has answered.
+func TestParallelWebhooksShareTheSeat(t *testing.T) {
+	seats := fairshare.NewSlots(2, 0)
+	flow := fairshare.Flow{Tenant: "t", Controller: "c"}
+	s := &seat{seats: seats, flow: flow}
+	if err := s.take(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	left := make(chan struct{}, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			back := s.leave(context.Background())
+			left <- struct{}{}
+			<-release
+			back()
+		}()
+	}
+	for range 8 {
+		<-left
+	}
+	if all, _ := seats.Held(""); all != 0 {
+		t.Fatalf("%d seats held while every call waits", all)
+	}
+	close(release)
+	wg.Wait()
+	if all, _ := seats.Held(""); all != 1 || !s.held {
+		t.Fatalf("%d seats held (held %v) once every call answered, want 1", all, s.held)
+	}
+	s.give()
+	if all, _ := seats.Held(""); all != 0 {
+		t.Fatalf("%d seats held after the reconcile ended", all)
+	}
 }

@@ -219,7 +219,7 @@ func New(b *Built, cfg Config) (*Runner, error) {
 	r := &Runner{cfg: cfg, built: b, calls: callSlots(cfg.HookCalls), name: name, primary: primary, finalizer: b.Descriptor.FinalizerPrefix + b.Name,
 		fieldManager: b.FieldManager(), counts: map[Request]int{}, selected: map[Request]bool{}, apply: apply.NewWithManager(cfg.Client, b.FieldManager()),
 		overlay: newWrittenOverlay(), program: &Program{Hooks: b.Hooks},
-		flow: fairshare.Flow{Tenant: fairshare.TenantOf(b.Namespace, name), Controller: name}}
+		flow: fairshare.ControllerFlow(b.Namespace, name)}
 	if b.Hooks["customize"] != nil {
 		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), RelatedReach(b), func(req Request) { r.enqueue("related object", []Request{req}) })
 	}
@@ -493,6 +493,9 @@ func (r *Runner) process(ctx context.Context, req Request) {
 		ctx = withSeat(ctx, seat)
 	}
 	ctx = fairshare.WithFlow(ctx, r.flow) // its requests draw on the engine's rate as its tenant's
+	holdings := &fairshare.Holdings{}     // what its webhooks' answers take, until it ends
+	defer holdings.Release()
+	ctx = fairshare.WithHoldings(ctx, holdings)
 	span := r.cfg.Trace.Begin(r.name, req.Key, r.takeTrigger(req))
 	start := time.Now()
 	resyncAfter, err := r.reconcile(trace.WithSpan(ctx, span), req)

@@ -124,6 +124,8 @@ func Start(opts Options) (*Env, error) {
 		Ceilings:          ceilings,
 		WebhookCeiling:    30 * time.Second, // as metascript run's defaults
 		MaxAnswerBytes:    16 << 20,
+		AnswerMemory:      256 << 20,
+		MaxSourceBytes:    256 << 10,
 		StatusInterval:    500 * time.Millisecond,
 		RemovalGrace:      cmp.Or(opts.RemovalGrace, 3*time.Second),
 		RevisionNamespace: "default",
@@ -166,6 +168,20 @@ func (e *Env) RestartEngine(t testing.TB) {
 	e.engineOpts.Metrics = e.Engine.Metrics
 	if err := e.runEngine(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// RestartEngineWith restarts the engine as RestartEngine does, with its options changed by
+// adjust (which may replace Config with a copy of its own). The options stay changed for later
+// restarts; it returns a function that restarts the engine with the options as they were.
+func (e *Env) RestartEngineWith(t testing.TB, adjust func(*engine.Options)) (restore func()) {
+	t.Helper()
+	was := e.engineOpts
+	adjust(&e.engineOpts)
+	e.RestartEngine(t)
+	return func() {
+		e.engineOpts = was
+		e.RestartEngine(t)
 	}
 }
 

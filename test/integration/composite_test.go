@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"metascript.dev/metascript/engine/hooks"
 	"metascript.dev/metascript/engine/manager"
 	"metascript.dev/metascript/test/enginetest"
 )
@@ -21,8 +23,11 @@ func TestMain(m *testing.M) {
 	// The namespaced controllers of these tests name accounts of their own (tenantAccount): the
 	// engine lets them, as with the admission webhook installed. test/tenantpolicy runs
 	// metascript run's default, each namespace's "default" account only.
+	// Tenants' webhooks in these tests are servers on loopback: allowed, as a platform allows
+	// its tenants' hook servers (test/tenantpolicy tries the policy itself).
 	enginetest.Main(m, enginetest.Options{CRDDirs: []string{filepath.Join("testdata", "crds")},
-		TenantAccounts: manager.AnyAccount}, &env)
+		TenantAccounts: manager.AnyAccount,
+		TenantWebhooks: &hooks.Egress{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Setting: "--tenant-webhook-allow"}}, &env)
 }
 
 const (
