@@ -161,7 +161,7 @@ func New(opts Options) (*Engine, error) {
 		e.factory.ShareBy(opts.Shard.Leads)
 		opts.Shard.ShareCaches(e.factory)
 	}
-	e.Metrics.WatchCaches(e.factory.Sizes)
+	e.Metrics.WatchCaches(func() map[metrics.CacheScope]int { return cacheSizes(e.factory) })
 	e.Metrics.WatchCompileCache(func() (uint64, uint64, uint64, int) {
 		st := e.Runtime.Stats()
 		return st.Hits, st.Misses, st.Evictions, st.Entries
@@ -286,6 +286,19 @@ func cores(n int) *fairshare.Cores {
 		n = runtime.GOMAXPROCS(0)
 	}
 	return fairshare.NewCores(n, linger, heavyQuantum, heavyFor)
+}
+
+// Informers are the engine's shared informers: what it caches, for tests and diagnostics.
+func (e *Engine) Informers() *informers.Factory { return e.factory }
+
+// cacheSizes is f.Sizes as metascript_cache_objects labels them.
+func cacheSizes(f *informers.Factory) map[metrics.CacheScope]int {
+	sizes := f.Sizes()
+	out := make(map[metrics.CacheScope]int, len(sizes))
+	for s, n := range sizes {
+		out[metrics.CacheScope{Resource: s.GVR.GroupResource().String(), Namespace: s.Namespace}] = n
+	}
+	return out
 }
 
 // Ready reports whether every controller resource has been acted on once.

@@ -1,7 +1,11 @@
-// Package informers shares one dynamic informer per GroupVersionResource among all
-// controllers of the engine, reference-counted: the first Acquire starts it, the last Release
-// stops it. Cached objects have metadata.managedFields dropped to save memory; nothing in
-// the engine reads them from the cache.
+// Package informers shares one dynamic informer per Scope among all controllers of the
+// engine, reference-counted: the first Acquire starts it, the last Release stops it. A scope
+// is a GroupVersionResource in every namespace, for the engine itself and cluster-scoped
+// controllers, or in one namespace, for the controllers confined to it (the namespaced
+// kinds): such an informer lists and watches that namespace alone, so that the engine
+// receives for those controllers, let alone caches, nothing of another namespace. Cached
+// objects have metadata.managedFields dropped to save memory; nothing in the engine reads
+// them from the cache.
 //
 // Each holder says what it needs of a resource (Need) and an informer caches only that
 // (share.go): the orphans its parents may adopt, and, when the engine shares its parents with
@@ -21,10 +25,17 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
+// Scope is what one informer lists and watches: a resource in every namespace (Namespace
+// empty), or in one namespace only. A scope with a namespace must name a namespaced resource.
+type Scope struct {
+	GVR       schema.GroupVersionResource
+	Namespace string
+}
+
 // Informer is one shared informer. Its Indexer holds *unstructured.Unstructured objects that
 // callers must treat as read-only.
 type Informer struct {
-	GVR      schema.GroupVersionResource
+	Scope
 	informer cache.SharedIndexInformer
 	stop     chan struct{}
 	refs     int
@@ -116,12 +127,12 @@ type Factory struct {
 	owns   func(key string) bool // set by ShareBy; nil: this replica owns every parent
 
 	mu        sync.Mutex
-	informers map[schema.GroupVersionResource]*Informer
+	informers map[Scope]*Informer
 }
 
 // NewFactory returns a Factory listing and watching through client.
 func NewFactory(client dynamic.Interface) *Factory {
-	return &Factory{client: client, informers: map[schema.GroupVersionResource]*Informer{}}
+	return &Factory{client: client, informers: map[Scope]*Informer{}}
 }
 
 // ShareBy makes the factory's informers cache only what the parents owns says this replica
@@ -161,40 +172,44 @@ func (f *Factory) Reshard() (settled func() bool) {
 	}
 }
 
-// Acquire returns the shared informer of gvr for a holder that needs every object. Each
-// Acquire must be paired with one Release.
+// Acquire returns the shared informer of gvr in every namespace for a holder that needs every
+// object. Each Acquire must be paired with one Release.
 func (f *Factory) Acquire(gvr schema.GroupVersionResource) *Informer {
-	return f.AcquireFor(gvr, Need{})
+	return f.AcquireFor(Scope{GVR: gvr}, Need{})
 }
 
 // Release drops a reference taken by Acquire.
 func (f *Factory) Release(inf *Informer) { f.ReleaseFor(inf, Need{}) }
 
-// AcquireFor returns the shared informer of gvr, starting it on first use, for a holder that
-// needs what need says. Each AcquireFor must be paired with one ReleaseFor of the same need.
-// The informer may not have synced yet, or may be catching up with a need wider than its
-// other holders': wait for HasSynced (WaitSynced).
-func (f *Factory) AcquireFor(gvr schema.GroupVersionResource, need Need) *Informer {
-	return f.acquire(gvr, &need)
+// AcquireFor returns the shared informer of scope s, starting it on first use, for a holder
+// that needs what need says of the objects in s. Each AcquireFor must be paired with one
+// ReleaseFor of the same need. The informer may not have synced yet, or may be catching up
+// with a need wider than its other holders': wait for HasSynced (WaitSynced).
+//
+// The informers of one resource in every namespace and in one namespace are distinct: a
+// holder of the namespace's never widens what the cluster-wide one caches, and the objects
+// both need are held by each.
+func (f *Factory) AcquireFor(s Scope, need Need) *Informer {
+	return f.acquire(s, &need)
 }
 
-// Hold keeps the informer of gvr running, without needing any of its objects, until Unhold:
-// across the replacement of its holders, so that the new ones do not list it again. While
-// it is held, what a released holder needed stays cached (a replacement that needs the same
-// makes no pass), and the informer does not start listing before some holder needs
+// Hold keeps the informer of scope s running, without needing any of its objects, until
+// Unhold: across the replacement of its holders, so that the new ones do not list it again.
+// While it is held, what a released holder needed stays cached (a replacement that needs the
+// same makes no pass), and the informer does not start listing before some holder needs
 // something of it.
-func (f *Factory) Hold(gvr schema.GroupVersionResource) *Informer { return f.acquire(gvr, nil) }
+func (f *Factory) Hold(s Scope) *Informer { return f.acquire(s, nil) }
 
 // Unhold drops a reference taken by Hold.
 func (f *Factory) Unhold(inf *Informer) { f.release(inf, nil) }
 
-// acquire takes a reference on gvr's informer for need (nil: a hold).
-func (f *Factory) acquire(gvr schema.GroupVersionResource, need *Need) *Informer {
+// acquire takes a reference on the informer of s for need (nil: a hold).
+func (f *Factory) acquire(s Scope, need *Need) *Informer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	inf, ok := f.informers[gvr]
+	inf, ok := f.informers[s]
 	if !ok {
-		inf = f.newInformer(gvr)
+		inf = f.newInformer(s)
 	}
 	inf.refs++
 	if need == nil {
@@ -210,11 +225,15 @@ func (f *Factory) acquire(gvr schema.GroupVersionResource, need *Need) *Informer
 	return inf
 }
 
-// newInformer makes gvr's informer, not started. f.mu is held.
-func (f *Factory) newInformer(gvr schema.GroupVersionResource) *Informer {
-	inf := &Informer{GVR: gvr, stop: make(chan struct{}), needs: needSet{}, pinned: needSet{}}
+// newInformer makes the informer of s, not started. f.mu is held.
+func (f *Factory) newInformer(s Scope) *Informer {
+	inf := &Informer{Scope: s, stop: make(chan struct{}), needs: needSet{}, pinned: needSet{}}
 	inf.filter.Store(inf.needs.filter(nil))
-	inf.share = &shareLW{client: f.client.Resource(gvr), filter: &inf.filter, owns: f.owns, store: inf.Indexer}
+	var client dynamic.ResourceInterface = f.client.Resource(s.GVR)
+	if s.Namespace != "" {
+		client = f.client.Resource(s.GVR).Namespace(s.Namespace)
+	}
+	inf.share = &shareLW{client: client, filter: &inf.filter, owns: f.owns, store: inf.Indexer}
 	si := cache.NewSharedIndexInformer(inf.share, &unstructured.Unstructured{}, f.resync, cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 	})
@@ -222,7 +241,7 @@ func (f *Factory) newInformer(gvr schema.GroupVersionResource) *Informer {
 		panic(fmt.Sprintf("informers: SetTransform before start failed: %v", err))
 	}
 	inf.informer = si
-	f.informers[gvr] = inf
+	f.informers[s] = inf
 	return inf
 }
 
@@ -246,7 +265,7 @@ func (f *Factory) release(inf *Informer, need *Need) {
 		return
 	}
 	close(inf.stop)
-	delete(f.informers, inf.GVR)
+	delete(f.informers, inf.Scope)
 }
 
 // Widen replaces the need of one holder of inf, acquired with from, by to, which must read
@@ -278,29 +297,47 @@ func (f *Factory) Active() int {
 	return len(f.informers)
 }
 
-// Sizes returns how many objects each informer caches, by resource ("resource.group"): the
-// objects handed to its store and not deleted since, which the store holds or is about to.
-func (f *Factory) Sizes() map[string]int {
+// Sizes returns how many objects each running informer caches, by scope: the objects handed
+// to its store and not deleted since, which the store holds or is about to. It copies no key.
+func (f *Factory) Sizes() map[Scope]int {
+	infs := f.running()
+	sizes := make(map[Scope]int, len(infs))
+	for _, inf := range infs {
+		sizes[inf.Scope] = inf.share.size()
+	}
+	return sizes
+}
+
+// Keys returns the keys (namespace/name, or name) of the objects each running informer of gvr
+// caches, by scope. It copies every key: for tests and diagnostics, never an event path.
+func (f *Factory) Keys(gvr schema.GroupVersionResource) map[Scope][]string {
+	out := map[Scope][]string{}
+	for _, inf := range f.running() {
+		if inf.GVR == gvr {
+			out[inf.Scope] = inf.Indexer().ListKeys()
+		}
+	}
+	return out
+}
+
+// running returns the informers that run now.
+func (f *Factory) running() []*Informer {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	infs := make([]*Informer, 0, len(f.informers))
 	for _, inf := range f.informers {
 		infs = append(infs, inf)
 	}
-	f.mu.Unlock()
-	sizes := make(map[string]int, len(infs))
-	for _, inf := range infs {
-		sizes[inf.GVR.GroupResource().String()] += inf.share.size()
-	}
-	return sizes
+	return infs
 }
 
 // Shutdown stops every informer.
 func (f *Factory) Shutdown() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for gvr, inf := range f.informers {
+	for s, inf := range f.informers {
 		close(inf.stop)
-		delete(f.informers, gvr)
+		delete(f.informers, s)
 	}
 }
 

@@ -146,8 +146,8 @@ func TestShareCachesOwnedParentsAndTheirChildren(t *testing.T) {
 	f := NewFactory(dyn)
 	f.ShareBy(share.owns)
 	defer f.Shutdown()
-	parents := f.AcquireFor(configMaps, Need{Parents: cmKind})
-	children := f.AcquireFor(secrets, Need{Owners: []resources.Resource{cmResource}, Orphans: Orphans{Every: true}})
+	parents := f.AcquireFor(Scope{GVR: configMaps}, Need{Parents: cmKind})
+	children := f.AcquireFor(Scope{GVR: secrets}, Need{Owners: []resources.Resource{cmResource}, Orphans: Orphans{Every: true}})
 	if !cache.WaitForCacheSync(ctx.Done(), parents.HasSynced, children.HasSynced) {
 		t.Fatal("caches did not sync")
 	}
@@ -231,7 +231,7 @@ func TestOrphansByLabelKey(t *testing.T) {
 	f := NewFactory(dyn)
 	defer f.Shutdown()
 	app := Need{Owners: []resources.Resource{cmResource}, Orphans: Orphans{Keys: []string{"app"}}}
-	children := f.AcquireFor(secrets, app)
+	children := f.AcquireFor(Scope{GVR: secrets}, app)
 	if !cache.WaitForCacheSync(ctx.Done(), children.HasSynced) {
 		t.Fatal("cache did not sync")
 	}
@@ -263,7 +263,7 @@ func TestOrphansByLabelKey(t *testing.T) {
 	waitKeys(t, children, ns, "by-uid", "foreign", "other-key", "owned", "plain")
 	// Sizes counts what the store holds, including what left it.
 	waitTrue(t, "Sizes counts the store", func() bool {
-		return f.Sizes()["secrets"] == len(children.Indexer().ListKeys())
+		return f.Sizes()[Scope{GVR: secrets}] == len(children.Indexer().ListKeys())
 	})
 	f.ReleaseFor(children, both)
 }
@@ -284,22 +284,22 @@ func TestHoldKeepsReleasedNeeds(t *testing.T) {
 		return inf.share.epoch
 	}
 	need := Need{Owners: []resources.Resource{cmResource}, Orphans: Orphans{Keys: []string{"app"}}}
-	inf := f.Hold(secrets)
+	inf := f.Hold(Scope{GVR: secrets})
 	if inf.started {
 		t.Fatal("a held informer started before any holder needed something of it")
 	}
-	f.AcquireFor(secrets, need)
+	f.AcquireFor(Scope{GVR: secrets}, need)
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		t.Fatal("cache did not sync")
 	}
 	before := epoch(inf)
 	f.ReleaseFor(inf, need)
-	f.AcquireFor(secrets, need)
+	f.AcquireFor(Scope{GVR: secrets}, need)
 	f.Unhold(inf)
 	if got := epoch(inf); got != before {
 		t.Fatalf("replacing a holder while held made %d resync passes, want none", got-before)
 	}
-	other := f.AcquireFor(secrets, Need{Parents: cmKind})
+	other := f.AcquireFor(Scope{GVR: secrets}, Need{Parents: cmKind})
 	before = epoch(inf)
 	f.ReleaseFor(inf, need)
 	if got := epoch(inf); got != before+1 {

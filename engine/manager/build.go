@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"metascript.dev/metascript/apis/v1alpha1"
 	"metascript.dev/metascript/engine/fairshare"
@@ -24,8 +23,6 @@ type built struct {
 	// account is the ServiceAccount the runner's writes impersonate, if any: closed after
 	// the runner stops.
 	account *identity.Account
-	// watched are the resources the runner's informers watch.
-	watched []schema.GroupVersionResource
 	// capped says which hook budgets the engine's ceilings cut down.
 	capped []string
 	// declared, kind and compiler are what the runner was built from: a staged hook change
@@ -127,7 +124,6 @@ func (m *Manager) build(ctx context.Context, kind *reconcile.Descriptor, u *unst
 			b.close()
 			return nil, err
 		}
-		b.watched = append(b.watched, resolved[i].GVR)
 	}
 	b.runner, err = kind.Configure(&reconcile.Built{Declared: decl, Descriptor: kind, Object: u.Object, Resources: resolved,
 		Hooks: invokers}, env)

@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -424,7 +423,7 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 	}
 	// Hold the informers across the swap so that replacing a runner does not re-list
 	// every resource it watches.
-	held := m.hold(b.watched)
+	held := m.hold(b.runner.Scopes())
 	defer m.release(held)
 	ro := m.stage(ctx, u, b, cur)
 	if cur != nil {
@@ -460,11 +459,11 @@ func (m *Manager) sync(ctx context.Context, k key) error {
 	return m.writeStatus(ctx, k, u, m.statusOK(k, run))
 }
 
-// hold takes a reference on the informers of the given resources; release returns them.
-func (m *Manager) hold(gvrs []schema.GroupVersionResource) []*informers.Informer {
+// hold takes a reference on the informers of the given scopes; release returns them.
+func (m *Manager) hold(scopes []informers.Scope) []*informers.Informer {
 	var held []*informers.Informer
-	for _, gvr := range gvrs {
-		held = append(held, m.opts.Informers.Hold(gvr))
+	for _, s := range scopes {
+		held = append(held, m.opts.Informers.Hold(s))
 	}
 	return held
 }

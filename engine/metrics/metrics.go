@@ -165,22 +165,27 @@ func (m *Metrics) QueueDepth(name string) float64 {
 	return out.GetGauge().GetValue()
 }
 
-// WatchCaches registers metascript_cache_objects{resource}, read from sizes (objects cached
-// by resource) at every scrape. Only the first call per Metrics registers.
-func (m *Metrics) WatchCaches(sizes func() map[string]int) {
+// CacheScope names one of the engine's informers: a resource ("configmaps",
+// "apps.example.com") watched in every namespace (Namespace empty) or in one namespace.
+type CacheScope struct{ Resource, Namespace string }
+
+// WatchCaches registers metascript_cache_objects{resource,namespace}, read from sizes (objects
+// cached by each informer) at every scrape. Only the first call per Metrics registers.
+func (m *Metrics) WatchCaches(sizes func() map[CacheScope]int) {
 	_ = m.Registry.Register(cacheCollector{sizes}) // AlreadyRegisteredError: an earlier engine's caches are reported
 }
 
 var cacheObjects = prometheus.NewDesc("metascript_cache_objects",
-	"Objects the engine caches, by resource: with sharding, only what this replica's parents need.", []string{"resource"}, nil)
+	"Objects the engine caches, by resource and by the namespace its informer watches (empty: every namespace): "+
+		"with sharding, only what this replica's parents need.", []string{"resource", "namespace"}, nil)
 
-type cacheCollector struct{ sizes func() map[string]int }
+type cacheCollector struct{ sizes func() map[CacheScope]int }
 
 func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) { ch <- cacheObjects }
 
 func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
-	for resource, n := range c.sizes() {
-		ch <- prometheus.MustNewConstMetric(cacheObjects, prometheus.GaugeValue, float64(n), resource)
+	for s, n := range c.sizes() {
+		ch <- prometheus.MustNewConstMetric(cacheObjects, prometheus.GaugeValue, float64(n), s.Resource, s.Namespace)
 	}
 }
 

@@ -46,7 +46,9 @@ func engineFamilies(t *testing.T) []*dto.MetricFamily {
 	t.Helper()
 	m := New()
 	m.WatchCompileCache(func() (uint64, uint64, uint64, int) { return 1, 2, 3, 4 })
-	m.WatchCaches(func() map[string]int { return map[string]int{"configmaps": 10} })
+	m.WatchCaches(func() map[CacheScope]int {
+		return map[CacheScope]int{{Resource: "configmaps", Namespace: "team-a"}: 10}
+	})
 	m.LeaderObserver("metascript-system/metascript-engine")(true)
 	shard.NewMetrics(m.Registry).SetParents("compositecontroller/web", 3)
 	m.Reconciles.WithLabelValues("compositecontroller/c", "success").Inc()

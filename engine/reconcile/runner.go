@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -221,7 +222,8 @@ func New(b *Built, cfg Config) (*Runner, error) {
 		overlay: newWrittenOverlay(), program: &Program{Hooks: b.Hooks},
 		flow: fairshare.ControllerFlow(b.Namespace, name)}
 	if b.Hooks["customize"] != nil {
-		r.related = related.New(cfg.Informers, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), RelatedReach(b), func(req Request) { r.enqueue("related object", []Request{req}) })
+		r.related = related.New(cfg.Informers, "", cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), RelatedReach(b),
+			func(req Request) { r.enqueue("related object", []Request{req}) })
 	}
 	for _, p := range cfg.Parents {
 		r.parents = append(r.parents, parentSource{ParentResource: p, shard: shard.Key(p.GVK.GroupKind(), "")})
@@ -245,7 +247,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		return err
 	}
 	for i := range r.parents {
-		inf := r.cfg.Informers.AcquireFor(r.parents[i].GVR, r.parentNeed(i))
+		inf := r.cfg.Informers.AcquireFor(r.scope(r.parents[i].GVR), r.parentNeed(i))
 		r.parents[i].informer, r.parents[i].indexer = inf, inf.Indexer()
 		if r.cfg.Watches.ParentIndexes != nil {
 			if err := r.cfg.Watches.ParentIndexes(inf); err != nil {
@@ -258,7 +260,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		return fail(fmt.Errorf("caches of %s did not sync: %w", r.name, ctx.Err()))
 	}
 	for i := range r.children {
-		inf := r.cfg.Informers.AcquireFor(r.children[i].GVR, r.childNeed())
+		inf := r.cfg.Informers.AcquireFor(r.scope(r.children[i].GVR), r.childNeed())
 		r.children[i].informer, r.children[i].indexer = inf, inf.Indexer()
 		if err := index.RegisterChildIndexes(inf); err != nil {
 			return fail(err)
@@ -266,7 +268,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		synced = append(synced, inf.HasSynced)
 	}
 	for _, in := range r.cfg.Watches.Inputs {
-		inf := r.cfg.Informers.Acquire(in.GVR)
+		inf := r.cfg.Informers.AcquireFor(r.scope(in.GVR), informers.Need{})
 		r.inputs = append(r.inputs, inf)
 		r.inputCaches = append(r.inputCaches, inf.Indexer())
 		// An input may be owned by the parent (a rollout's revisions): found by owner.
@@ -332,7 +334,7 @@ func (r *Runner) releaseAll() {
 		}
 	}
 	for _, inf := range r.inputs {
-		r.cfg.Informers.Release(inf)
+		r.cfg.Informers.ReleaseFor(inf, informers.Need{})
 	}
 }
 
@@ -568,6 +570,33 @@ func (r *Runner) takeTrigger(req Request) string {
 	t, _ := r.triggers.LoadAndDelete(req)
 	s, _ := t.(string)
 	return s
+}
+
+// scope is where the runner's informer of gvr watches: every namespace.
+func (r *Runner) scope(gvr schema.GroupVersionResource) informers.Scope {
+	return informers.Scope{GVR: gvr}
+}
+
+// Scopes are the scopes of the informers Start acquires: of its parent, child and input
+// resources, each once. Related resources are not among them: they follow the customize
+// answers.
+func (r *Runner) Scopes() []informers.Scope {
+	var out []informers.Scope
+	add := func(gvr schema.GroupVersionResource) {
+		if s := r.scope(gvr); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, p := range r.parents {
+		add(p.GVR)
+	}
+	for _, c := range r.children {
+		add(c.GVR)
+	}
+	for _, in := range r.cfg.Watches.Inputs {
+		add(in.GVR)
+	}
+	return out
 }
 
 // parentNeed is what the runner reads of its i-th parent resource: the parents this replica

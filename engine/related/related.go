@@ -36,6 +36,7 @@ import (
 // selection changes hears of both the objects it stops reading and those it starts reading.
 type Tracker[P comparable] struct {
 	informers *informers.Factory
+	namespace string // where its informers watch: every namespace when empty
 	resolver  Resolver
 	version   v1alpha1.HookVersion
 	reach     Reach
@@ -61,9 +62,11 @@ type answer struct {
 // New returns a Tracker that resolves the resources of customize answers with resolver,
 // reads them through informers from factory, keys related objects as hooks of version ask
 // (protocol.ObjectKey), lets a namespaced parent's rules select as far as reach, and hands
-// enqueue each parent an event concerns.
-func New[P comparable](factory *informers.Factory, resolver Resolver, version v1alpha1.HookVersion, reach Reach, enqueue func(P)) *Tracker[P] {
-	return &Tracker[P]{informers: factory, resolver: resolver, version: version, reach: reach, enqueue: enqueue, index: newIndex[P](),
+// enqueue each parent an event concerns. With a namespace, the tracker is a confined
+// controller's: its informers watch that namespace alone, and rules naming a cluster-scoped
+// resource are refused (the caller refuses them first, with the reason the controller sees).
+func New[P comparable](factory *informers.Factory, namespace string, resolver Resolver, version v1alpha1.HookVersion, reach Reach, enqueue func(P)) *Tracker[P] {
+	return &Tracker[P]{informers: factory, namespace: namespace, resolver: resolver, version: version, reach: reach, enqueue: enqueue, index: newIndex[P](),
 		sources: map[schema.GroupVersionResource]*source{}, bound: map[schema.GroupVersionResource]int{},
 		answers: map[types.UID]answer{}}
 }
@@ -131,7 +134,7 @@ func (t *Tracker[P]) Bind(p P, rules []Rule) {
 	for _, res := range resourcesOf(rules) {
 		t.bound[res.GVR]++
 		if t.sources[res.GVR] == nil {
-			_, _ = t.startLocked(res.GVR) // fails only for an informer being stopped
+			_, _ = t.startLocked(res) // fails only for an informer being stopped, or a resource refused before
 		}
 	}
 	t.pruneLocked()

@@ -25,7 +25,7 @@ func newTestTracker(t *testing.T) (*Tracker[string], *informers.Factory) {
 		map[schema.GroupVersionResource]string{configMaps.GVR: "ConfigMapList"})
 	factory := informers.NewFactory(client)
 	t.Cleanup(factory.Shutdown)
-	tr := New(factory, fakeResolver{}, v1alpha1.HookVersionV1, OwnNamespace, func(string) {})
+	tr := New(factory, "", fakeResolver{}, v1alpha1.HookVersionV1, OwnNamespace, func(string) {})
 	t.Cleanup(tr.Stop)
 	return tr, factory
 }

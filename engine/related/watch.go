@@ -30,7 +30,7 @@ func (t *Tracker[P]) ensure(ctx context.Context, ress []resources.Resource) (map
 		src := t.sources[res.GVR]
 		if src == nil {
 			var err error
-			if src, err = t.startLocked(res.GVR); err != nil {
+			if src, err = t.startLocked(res); err != nil {
 				t.mu.Unlock()
 				return nil, err
 			}
@@ -45,16 +45,20 @@ func (t *Tracker[P]) ensure(ctx context.Context, ress []resources.Resource) (map
 	return caches, nil
 }
 
-// startLocked starts the informer of gvr with the tracker's handler on it.
-func (t *Tracker[P]) startLocked(gvr schema.GroupVersionResource) (*source, error) {
-	inf := t.informers.Acquire(gvr)
-	reg, err := inf.AddEventHandler(t.handler(gvr))
+// startLocked starts the informer of res, in the tracker's namespace, with the tracker's
+// handler on it.
+func (t *Tracker[P]) startLocked(res resources.Resource) (*source, error) {
+	if t.namespace != "" && !res.Namespaced {
+		return nil, fmt.Errorf("%s is cluster-scoped; the related objects of a controller confined to namespace %q are in it", res.GVR.GroupResource(), t.namespace)
+	}
+	inf := t.informers.AcquireFor(informers.Scope{GVR: res.GVR, Namespace: t.namespace}, informers.Need{})
+	reg, err := inf.AddEventHandler(t.handler(res.GVR))
 	if err != nil {
 		t.informers.Release(inf)
 		return nil, err
 	}
 	src := &source{informer: inf, reg: reg}
-	t.sources[gvr] = src
+	t.sources[res.GVR] = src
 	return src, nil
 }
 

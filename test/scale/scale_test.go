@@ -431,7 +431,7 @@ func run(t *testing.T, p params) *result {
 	}
 	r.engine.first, r.engine.took, r.engine.samples = obs.result()
 	r.engine.costs(start, converged)
-	cached, err := b.engine.Metric(ctx, `metascript_cache_objects{resource="configmaps"}`)
+	cached, err := b.engine.Metric(ctx, `metascript_cache_objects{namespace="",resource="configmaps"}`)
 	if err != nil {
 		t.Fatal(err)
 	}

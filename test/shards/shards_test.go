@@ -118,8 +118,8 @@ func TestThreeMembersShareTheParents(t *testing.T) {
 		var got []string
 		sumParents, sumChildren, ok := 0, 0, true
 		for user, e := range engines {
-			v, err := e.Metric(ctx, `metascript_cache_objects{resource="fanouts.bench.metascript.dev"}`,
-				`metascript_cache_objects{resource="configmaps"}`)
+			v, err := e.Metric(ctx, `metascript_cache_objects{namespace="",resource="fanouts.bench.metascript.dev"}`,
+				`metascript_cache_objects{namespace="",resource="configmaps"}`)
 			if err != nil {
 				return false, err.Error()
 			}
