@@ -222,7 +222,7 @@ func New(b *Built, cfg Config) (*Runner, error) {
 		overlay: newWrittenOverlay(), program: &Program{Hooks: b.Hooks},
 		flow: fairshare.ControllerFlow(b.Namespace, name)}
 	if b.Hooks["customize"] != nil {
-		r.related = related.New(cfg.Informers, "", cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), RelatedReach(b),
+		r.related = related.New(cfg.Informers, b.Namespace, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), RelatedReach(b),
 			func(req Request) { r.enqueue("related object", []Request{req}) })
 	}
 	for _, p := range cfg.Parents {
@@ -572,9 +572,12 @@ func (r *Runner) takeTrigger(req Request) string {
 	return s
 }
 
-// scope is where the runner's informer of gvr watches: every namespace.
+// scope is where the runner's informer of gvr watches: the namespace of a confined controller
+// (a namespaced kind's), every namespace otherwise. Every informer of a confined controller
+// is of that namespace, shared with the other controllers confined to it, so that the engine
+// caches, of a resource only tenants use, the namespaces they run in.
 func (r *Runner) scope(gvr schema.GroupVersionResource) informers.Scope {
-	return informers.Scope{GVR: gvr}
+	return informers.Scope{GVR: gvr, Namespace: r.built.Namespace}
 }
 
 // Scopes are the scopes of the informers Start acquires: of its parent, child and input

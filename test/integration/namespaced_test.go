@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"metascript.dev/metascript/test/enginetest"
 )
@@ -176,6 +177,7 @@ func TestNamespacedControllerRefusedSpecs(t *testing.T) {
 // MapController run as their cluster-scoped kinds do, for their own namespace's objects
 // only; their marks never name a cluster-scoped controller of the same name.
 func TestNamespacedDecoratorAndMap(t *testing.T) {
+	waitManagerSettled(t) // no earlier test's controller caches ConfigMaps or Copies any more
 	home, away := env.Namespace(t), env.Namespace(t)
 	tenantAccount(t, home, "tenant", home, away)
 	dec := namespacedController(t, home, "decorator.yaml", "kind: DecoratorController", "kind: NamespacedDecoratorController",
@@ -215,5 +217,12 @@ func TestNamespacedDecoratorAndMap(t *testing.T) {
 	}
 	if c := getCopy(t, away, "p-in-0"); c != nil {
 		t.Errorf("the map wrote an output in another namespace: %v", c.Object)
+	}
+	// Nor are they cached for the twins: their attachment, input and output informers watch
+	// their own namespace alone.
+	for _, gvr := range []schema.GroupVersionResource{configMapsResource, copiesResource} {
+		if got := cachedIn(gvr, away); len(got) != 0 {
+			t.Errorf("the engine caches %s of another namespace: %v", gvr.Resource, got)
+		}
 	}
 }
