@@ -310,15 +310,11 @@ func (e *Process) MetricSum(ctx context.Context, names ...string) ([]float64, er
 	out := make([]float64, len(names))
 	err := e.metricLines(ctx, func(line string) error {
 		for i, n := range names {
-			rest, ok := strings.CutPrefix(line, n)
-			if !ok || rest == "" || rest[0] != '{' && rest[0] != ' ' {
+			value, ok := seriesValue(line, n)
+			if !ok {
 				continue
 			}
-			f := strings.Fields(rest[strings.LastIndexByte(rest, '}')+1:])
-			if len(f) == 0 {
-				continue
-			}
-			v, err := strconv.ParseFloat(f[0], 64)
+			v, err := strconv.ParseFloat(value, 64)
 			if err != nil {
 				return fmt.Errorf("%s: %w", line, err)
 			}
@@ -327,6 +323,32 @@ func (e *Process) MetricSum(ctx context.Context, names ...string) ([]float64, er
 		return nil
 	})
 	return out, err
+}
+
+// MetricCount reads the engine's /metrics and returns how many series of the metric name it
+// has (one per label value).
+func (e *Process) MetricCount(ctx context.Context, name string) (int, error) {
+	n := 0
+	err := e.metricLines(ctx, func(line string) error {
+		if _, ok := seriesValue(line, name); ok {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// seriesValue returns the value of line when it is a series of the metric name.
+func seriesValue(line, name string) (string, bool) {
+	rest, ok := strings.CutPrefix(line, name)
+	if !ok || rest == "" || rest[0] != '{' && rest[0] != ' ' {
+		return "", false
+	}
+	f := strings.Fields(rest[strings.LastIndexByte(rest, '}')+1:])
+	if len(f) == 0 {
+		return "", false
+	}
+	return f[0], true
 }
 
 // FreeAddr is a local TCP address free to listen on.

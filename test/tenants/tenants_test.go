@@ -9,6 +9,10 @@
 //	make bench-tenants
 //	go test -count=1 -timeout 120m -run '^TestTenants$' -v ./test/tenants/ -controllers=100,1000,5000 [-pprof]
 //
+// With -namespaced, each controller is a NamespacedCompositeController in a namespace of its
+// own (t<i>, with a Role for its default account), its parent there: the engine then watches
+// each namespace with informers of its own, two per tenant instead of two in all.
+//
 // Each N runs on a fresh control plane. Numbers are logged, never asserted. Without
 // -controllers (or METASCRIPT_TENANTS=1) only TestTenantsSmoke runs: 3 controllers, with
 // checks that every measurement is made.
@@ -30,6 +34,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -47,11 +52,13 @@ var (
 	flagWorkers     = flag.Int("workers", 4, "engine workers per controller (metascript run's default)")
 	flagIdle        = flag.Duration("idle", 30*time.Second, "how long the settled engine is measured idle")
 	flagPprof       = flag.Bool("pprof", false, "save CPU profiles of the engine: 30 s from its start, and the idle stretch; and a heap profile after it")
+	flagNamespaced  = flag.Bool("namespaced", false, "each controller a NamespacedCompositeController in a namespace of its own, its parent there")
 )
 
 var (
-	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	controllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"}
+	configMaps            = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	controllers           = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "compositecontrollers"}
+	namespacedControllers = schema.GroupVersionResource{Group: "metascript.dev", Version: "v1alpha1", Resource: "namespacedcompositecontrollers"}
 )
 
 const (
@@ -77,6 +84,8 @@ type result struct {
 	converged   map[string]int
 	idleReqs    map[string]int // the engine's requests by verb
 	profiles    []string
+	namespaced  bool // each controller namespaced, in its own namespace
+	informers   int  // the engine's informers at convergence (metascript_cache_objects series)
 }
 
 func TestTenants(t *testing.T) {
@@ -91,7 +100,7 @@ func TestTenants(t *testing.T) {
 		if err != nil || n < 1 {
 			t.Fatalf("-controllers: %q is not a positive count", s)
 		}
-		r := run(t, n, *flagIdle, *flagPprof)
+		r := run(t, n, *flagIdle, *flagPprof, *flagNamespaced)
 		results = append(results, r)
 		t.Log(line(r))
 	}
@@ -101,18 +110,68 @@ func TestTenants(t *testing.T) {
 // TestTenantsSmoke is the benchmark with 3 controllers and a short idle: it checks that each
 // measurement is made, not what it is.
 func TestTenantsSmoke(t *testing.T) {
-	r := run(t, 3, 2*time.Second, false)
-	t.Log(table([]*result{r}))
-	if r.convergeCPU <= 0 || r.rssEnd <= 0 || r.reconciles < 3 {
-		t.Errorf("missing measurements: converge CPU %v s, RSS %d, reconciles %v", r.convergeCPU, r.rssEnd, r.reconciles)
-	}
-	if r.converged["create"] < 3 {
-		t.Errorf("the audit log shows %d creates by the engine, want at least one ConfigMap per parent: %v", r.converged["create"], r.converged)
+	for _, namespaced := range []bool{false, true} {
+		r := run(t, 3, 2*time.Second, false, namespaced)
+		t.Log(table([]*result{r}))
+		if r.convergeCPU <= 0 || r.rssEnd <= 0 || r.reconciles < 3 || r.informers == 0 {
+			t.Errorf("missing measurements: converge CPU %v s, RSS %d, reconciles %v, informers %d", r.convergeCPU, r.rssEnd, r.reconciles, r.informers)
+		}
+		if r.converged["create"] < 3 {
+			t.Errorf("the audit log shows %d creates by the engine, want at least one ConfigMap per parent: %v", r.converged["create"], r.converged)
+		}
 	}
 }
 
-func run(t *testing.T, n int, idle time.Duration, pprof bool) *result {
-	r := &result{controllers: n, idle: idle}
+// layout is how a run's controllers are laid out: all cluster-scoped with their parents in
+// one namespace, or (namespaced) each a namespaced controller in a namespace of its own.
+type layout bool
+
+const namespacedLayout layout = true
+
+// namespace is where controller i's parent is, and a namespaced controller i itself.
+func (l layout) namespace(i int) string {
+	if l == namespacedLayout {
+		return tenant(i)
+	}
+	return namespace
+}
+
+// controllers is the resource of the run's controllers.
+func (l layout) controllers() schema.GroupVersionResource {
+	if l == namespacedLayout {
+		return namespacedControllers
+	}
+	return controllers
+}
+
+// prepare makes namespace ns; for namespaced controllers, with a Role letting its default
+// account, as which the controller acts, do what the hooks ask for.
+func (l layout) prepare(ctx context.Context, kube kubernetes.Interface, ns string) error {
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if l != namespacedLayout {
+		return nil
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "tenant"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"bench.metascript.dev"}, Resources: []string{"fanouts"}, Verbs: []string{"get", "list", "watch", "patch", "update"}},
+		{APIGroups: []string{"bench.metascript.dev"}, Resources: []string{"fanouts/status"}, Verbs: []string{"get", "patch", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	}}
+	if _, err := kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	_, err := kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "tenant"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "default"}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "tenant"}}, metav1.CreateOptions{})
+	return err
+}
+
+func run(t *testing.T, n int, idle time.Duration, pprof, namespaced bool) *result {
+	r := &result{controllers: n, idle: idle, namespaced: namespaced}
+	lay := layout(namespaced)
 	dir := t.TempDir()
 	var bin string
 	built := make(chan error, 1)
@@ -152,17 +211,28 @@ func run(t *testing.T, n int, idle time.Duration, pprof bool) *result {
 	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Create(ctx,
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	if !namespaced {
+		if err := lay.prepare(ctx, kube, namespace); err != nil {
+			t.Fatal(err)
+		}
 	}
 	err = enginetest.Parallel(ctx, 20, n, func(ctx context.Context, i int) error {
-		if _, err := admin.Resource(controllers).Create(ctx, controller(i), metav1.CreateOptions{}); err != nil {
+		ns := lay.namespace(i)
+		c := controller(i)
+		if namespaced {
+			if err := lay.prepare(ctx, kube, ns); err != nil {
+				return err
+			}
+			c.SetKind("NamespacedCompositeController")
+			c.SetNamespace(ns)
+		}
+		if _, err := admin.Resource(lay.controllers()).Namespace(c.GetNamespace()).Create(ctx, c, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 		p := enginetest.Fanout(fmt.Sprintf("p%d", i), 1)
 		p.SetLabels(map[string]string{"tenant": tenant(i)})
-		_, err := admin.Resource(enginetest.Fanouts).Namespace(namespace).Create(ctx, p, metav1.CreateOptions{})
+		_, err := admin.Resource(enginetest.Fanouts).Namespace(ns).Create(ctx, p, metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
@@ -201,13 +271,16 @@ func run(t *testing.T, n int, idle time.Duration, pprof bool) *result {
 		t.Fatal(err)
 	}
 	r.converged = audit.count(t, auditStart, audit.size(t))
+	if r.informers, err = engine.MetricCount(ctx, "metascript_cache_objects"); err != nil {
+		t.Fatal(err)
+	}
 	if pprof {
 		if err := <-profiled; err != nil {
 			t.Errorf("profile: %v", err)
 		}
 	}
 
-	r.reconciles = settle(t, phaseCtx, engine, admin)
+	r.reconciles = settle(t, phaseCtx, engine, admin, lay.controllers())
 	if r.settleCPU, err = engineproc.CPUSeconds(engine.Pid()); err != nil {
 		t.Fatal(err)
 	}
@@ -293,14 +366,14 @@ func awaitConverged(t *testing.T, ctx context.Context, admin dynamic.Interface, 
 	t.Helper()
 	for {
 		parents, children := 0, 0
-		list, err := admin.Resource(enginetest.Fanouts).Namespace(namespace).List(ctx, metav1.ListOptions{})
+		list, err := admin.Resource(enginetest.Fanouts).List(ctx, metav1.ListOptions{})
 		if err == nil {
 			for _, p := range list.Items {
 				if c, _, _ := unstructured.NestedInt64(p.Object, "status", "children"); c == 1 {
 					parents++
 				}
 			}
-			cms, err := admin.Resource(configMaps).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: "fanout"})
+			cms, err := admin.Resource(configMaps).List(ctx, metav1.ListOptions{LabelSelector: "fanout"})
 			if err == nil {
 				children = len(cms.Items)
 			}
@@ -322,7 +395,7 @@ func awaitConverged(t *testing.T, ctx context.Context, admin dynamic.Interface, 
 
 // settle waits until every queue is empty and the reconcile count stood still for 2 s, and
 // returns the successful reconciles.
-func settle(t *testing.T, ctx context.Context, engine *engineproc.Process, admin dynamic.Interface) float64 {
+func settle(t *testing.T, ctx context.Context, engine *engineproc.Process, admin dynamic.Interface, kind schema.GroupVersionResource) float64 {
 	t.Helper()
 	var last []float64
 	quiet := time.Now()
@@ -333,7 +406,7 @@ func settle(t *testing.T, ctx context.Context, engine *engineproc.Process, admin
 		}
 		if v[0] != 0 || last == nil || v[1] != last[1] {
 			quiet = time.Now()
-		} else if time.Since(quiet) >= 2*time.Second && countsWritten(t, ctx, admin) {
+		} else if time.Since(quiet) >= 2*time.Second && countsWritten(t, ctx, admin, kind) {
 			return v[1]
 		}
 		last = v
@@ -348,9 +421,9 @@ func settle(t *testing.T, ctx context.Context, engine *engineproc.Process, admin
 // countsWritten reports whether every controller's status counts its one parent and one
 // child: the manager writes counts on its own tick, a write that belongs to converging, not
 // to being idle.
-func countsWritten(t *testing.T, ctx context.Context, admin dynamic.Interface) bool {
+func countsWritten(t *testing.T, ctx context.Context, admin dynamic.Interface, kind schema.GroupVersionResource) bool {
 	t.Helper()
-	list, err := admin.Resource(controllers).List(ctx, metav1.ListOptions{})
+	list, err := admin.Resource(kind).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,17 +484,21 @@ func (a *auditLog) count(t *testing.T, from, to int64) map[string]int {
 }
 
 func line(r *result) string {
-	return fmt.Sprintf("%d controllers: converged in %v, %.1f engine CPU-s (%.1f to settle); idle %.2f CPU-s per %v; peak RSS %d MiB (%d MiB at convergence); %v reconciles",
-		r.controllers, r.converge.Round(100*time.Millisecond), r.convergeCPU, r.settleCPU, r.idleCPU, r.idle, r.rssEnd>>20, r.rssConverge>>20, r.reconciles)
+	kind := "cluster-scoped"
+	if r.namespaced {
+		kind = "namespaced"
+	}
+	return fmt.Sprintf("%d %s controllers: converged in %v, %.1f engine CPU-s (%.1f to settle); idle %.2f CPU-s per %v; peak RSS %d MiB (%d MiB at convergence); %v reconciles; %d informers",
+		r.controllers, kind, r.converge.Round(100*time.Millisecond), r.convergeCPU, r.settleCPU, r.idleCPU, r.idle, r.rssEnd>>20, r.rssConverge>>20, r.reconciles, r.informers)
 }
 
 func table(rs []*result) string {
 	var b strings.Builder
-	b.WriteString("\ncontrollers  converge-wall  converge-CPU-s  settle-CPU-s  idle-CPU-s/30s  peak-RSS-MiB  requests-to-converge        idle-requests\n")
+	b.WriteString("\ncontrollers  converge-wall  converge-CPU-s  settle-CPU-s  idle-CPU-s/30s  peak-RSS-MiB  informers  requests-to-converge        idle-requests\n")
 	for _, r := range rs {
 		idle30 := r.idleCPU * (30 * time.Second).Seconds() / r.idle.Seconds()
-		fmt.Fprintf(&b, "%11d  %13v  %14.1f  %12.1f  %14.2f  %12d  %-26s  %s\n", r.controllers, r.converge.Round(100*time.Millisecond),
-			r.convergeCPU, r.settleCPU, idle30, r.rssEnd>>20, verbs(r.converged), verbs(r.idleReqs))
+		fmt.Fprintf(&b, "%11d  %13v  %14.1f  %12.1f  %14.2f  %12d  %9d  %-26s  %s\n", r.controllers, r.converge.Round(100*time.Millisecond),
+			r.convergeCPU, r.settleCPU, idle30, r.rssEnd>>20, r.informers, verbs(r.converged), verbs(r.idleReqs))
 	}
 	for _, r := range rs {
 		for _, p := range r.profiles {
