@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"io"
+	"sync"
 )
 
 // framer splits a JSON watch stream into its events: top-level objects, found by counting
@@ -31,9 +32,25 @@ type frameReader struct {
 	// rest of a frame too large for the last Read's buffer
 	rest []byte
 	err  error
+	// idle is what the reader waits for the stream with while nothing is pending; large, the
+	// framePool buffer buf is while a frame is assembled in one.
+	idle  [idleReadSize]byte
+	large *[]byte
 }
 
-const frameReadSize = 32 << 10
+// A reader assembles frames in a buffer of at least frameReadSize, taken from framePool, and
+// gives it back once what it holds is handed out: a watch waiting for its next event holds
+// idleReadSize bytes only. The engine runs a watch per resource, and per resource and tenant
+// namespace: most of them idle most of the time.
+const (
+	frameReadSize = 32 << 10
+	idleReadSize  = 1 << 10
+)
+
+var framePool = sync.Pool{New: func() any {
+	b := make([]byte, frameReadSize)
+	return &b
+}}
 
 func (f *frameReader) Read(data []byte) (int, error) {
 	if len(f.rest) > 0 {
@@ -121,16 +138,20 @@ func (f *frameReader) scan() (frame []byte, ok bool, err error) {
 	return nil, false, nil
 }
 
-// fill reads more of the stream, first moving the unread part to the buffer's front.
+// fill reads more of the stream, first moving the unread part to the buffer's front: into
+// the idle buffer when nothing is pending, else into a buffer with room for half a
+// frameReadSize at least.
 func (f *frameReader) fill() {
 	if f.start > 0 {
 		f.end = copy(f.buf, f.buf[f.start:f.end])
 		f.start = 0
 	}
-	if len(f.buf)-f.end < frameReadSize/2 {
-		grown := make([]byte, max(2*len(f.buf), frameReadSize))
-		copy(grown, f.buf[:f.end])
-		f.buf = grown
+	switch {
+	case f.end == 0:
+		f.release()
+		f.buf = f.idle[:]
+	case len(f.buf)-f.end < frameReadSize/2:
+		f.grow()
 	}
 	n, err := f.r.Read(f.buf[f.end:])
 	f.end += n
@@ -139,4 +160,30 @@ func (f *frameReader) fill() {
 	}
 }
 
+// grow moves what is pending into a larger buffer: a pooled one from the idle buffer, one
+// twice as large from a pooled one or larger.
+func (f *frameReader) grow() {
+	var grown []byte
+	var pooled *[]byte
+	if len(f.buf) < frameReadSize {
+		pooled = framePool.Get().(*[]byte)
+		grown = *pooled
+	} else {
+		grown = make([]byte, 2*len(f.buf))
+	}
+	copy(grown, f.buf[:f.end])
+	f.release()
+	f.buf, f.large = grown, pooled
+}
+
+// release gives the pooled buffer back, if buf is one; the caller replaces buf.
+func (f *frameReader) release() {
+	if f.large != nil {
+		framePool.Put(f.large)
+		f.large = nil
+	}
+}
+
+// Close closes the stream. A pooled buffer is left to the garbage collector: a Read may be
+// under way.
 func (f *frameReader) Close() error { return f.r.Close() }
