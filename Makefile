@@ -30,7 +30,8 @@ NEIGHBORS_BUILDS ?= 60
 SCALE_FLAGS ?=
 # bench-shards' member counts, one run each (PARENTS x CHILDREN default 2000 x 5)
 MEMBERS ?= 1,2,3
-# bench-tenants' controller counts, one run each; e.g. TENANTS_FLAGS='-pprof' (CPU and heap profiles)
+# bench-tenants' controller counts, one run each; e.g. TENANTS_FLAGS='-pprof' (CPU and heap profiles),
+# TENANTS_FLAGS='-namespaced' (each a NamespacedCompositeController in its own namespace)
 TENANTS ?= 100,1000,5000
 TENANTS_FLAGS ?=
 
