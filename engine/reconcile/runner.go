@@ -541,14 +541,19 @@ func (r *Runner) resyncEvery(ctx context.Context, period time.Duration) {
 	}
 }
 
-// Resync enqueues every cached parent, as each tick of the resync period does. It is safe
-// for concurrent use once Start has returned.
+// Resync enqueues every cached parent, as each tick of the resync period does, but those
+// whose last reconcile failed: their retry is due at its backoff already, and a resync that
+// ran them sooner would let a controller whose hooks fail set its own pace (a short period
+// on many parents) however long the backoff grows. It is safe for concurrent use once
+// Start has returned.
 func (r *Runner) Resync() {
 	for i := range r.parents {
 		keys := r.parentKeys(i)
-		reqs := make([]Request, len(keys))
-		for j, key := range keys {
-			reqs[j] = Request{Resource: i, Key: key}
+		reqs := make([]Request, 0, len(keys))
+		for _, key := range keys {
+			if req := (Request{Resource: i, Key: key}); r.queue.NumRequeues(req) == 0 {
+				reqs = append(reqs, req)
+			}
 		}
 		r.enqueue("resync", reqs)
 	}
