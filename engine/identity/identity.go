@@ -8,8 +8,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -36,11 +38,13 @@ type Account struct {
 	User string
 	// Dynamic writes as the account.
 	Dynamic dynamic.Interface
-	// Recorder records Events as the account.
+	// Recorder records Events as the account. Its broadcaster, a goroutine and a queue, is
+	// made when the first Event is recorded: most controllers' hooks ask for none, and a
+	// thousand tenants' idle broadcasters cost tens of MiB.
 	Recorder record.EventRecorder
 
-	broadcaster record.EventBroadcaster
-	reviewer    *Reviewer
+	recorder *lazyRecorder
+	reviewer *Reviewer
 }
 
 // MayRead returns a *ReadRefusedError unless the account may make the read: verb on
@@ -51,7 +55,7 @@ func (a *Account) MayRead(ctx context.Context, verb string, resource schema.Grou
 }
 
 // Close stops the account's Event recorder, after the Events recorded so far are sent.
-func (a *Account) Close() { a.broadcaster.Shutdown() }
+func (a *Account) Close() { a.recorder.close() }
 
 // User is the user name of the ServiceAccount namespace/name.
 func User(namespace, name string) string {
@@ -82,8 +86,60 @@ func (s *Source) For(namespace, name string) (*Account, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client impersonating %s: %w", user, err)
 	}
-	b := record.NewBroadcaster()
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
-	return &Account{User: user, Dynamic: dyn, broadcaster: b, reviewer: s.Reviewer,
-		Recorder: b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"})}, nil
+	rec := &lazyRecorder{events: kube.CoreV1()}
+	return &Account{User: user, Dynamic: dyn, Recorder: rec, recorder: rec, reviewer: s.Reviewer}, nil
+}
+
+// lazyRecorder is an EventRecorder whose broadcaster starts with its first Event.
+type lazyRecorder struct {
+	events typedcorev1.EventsGetter
+
+	mu          sync.Mutex
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+	closed      bool
+}
+
+var _ record.EventRecorder = (*lazyRecorder)(nil)
+
+// get is the recorder, started on first use; nil once closed.
+func (l *lazyRecorder) get() record.EventRecorder {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	if l.recorder == nil {
+		l.broadcaster = record.NewBroadcaster()
+		l.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: l.events.Events("")})
+		l.recorder = l.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "metascript"})
+	}
+	return l.recorder
+}
+
+func (l *lazyRecorder) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if l.broadcaster != nil {
+		l.broadcaster.Shutdown()
+	}
+}
+
+func (l *lazyRecorder) Event(object runtime.Object, eventtype, reason, message string) {
+	if r := l.get(); r != nil {
+		r.Event(object, eventtype, reason, message)
+	}
+}
+
+func (l *lazyRecorder) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+	if r := l.get(); r != nil {
+		r.Eventf(object, eventtype, reason, messageFmt, args...)
+	}
+}
+
+func (l *lazyRecorder) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...any) {
+	if r := l.get(); r != nil {
+		r.AnnotatedEventf(object, annotations, eventtype, reason, messageFmt, args...)
+	}
 }
