@@ -71,8 +71,8 @@ func scanRecorded(t *testing.T, dirs ...string) recorded {
 				case *ast.CallExpr:
 					sel, ok := x.Fun.(*ast.SelectorExpr)
 					switch {
-					case ok && sel.Sel.Name == "Event" && len(x.Args) == 4:
-						add(x.Args[2])
+					case ok && (sel.Sel.Name == "Event" || sel.Sel.Name == "event") && len(x.Args) == 4:
+						add(x.Args[2]) // a recorder's Event, or a runner's event (its rate of failure Events)
 					case ok && sel.Sel.Name == "warn" && len(x.Args) == 3:
 						add(x.Args[1])
 					}

@@ -42,8 +42,11 @@ type Metrics struct {
 	BudgetExhausted   *prometheus.CounterVec
 	ChildOperations   *prometheus.CounterVec
 	// HookEvents counts the Events hooks asked for, recorded or dropped by the rate limit.
-	HookEvents  *prometheus.CounterVec
-	Controllers *prometheus.GaugeVec
+	HookEvents *prometheus.CounterVec
+	// EngineEvents counts the Events the engine recorded about a controller's parents
+	// failing, recorded or dropped by the controller's rate of them.
+	EngineEvents *prometheus.CounterVec
+	Controllers  *prometheus.GaugeVec
 	// ControllerBuilds counts the builds of each controller: its hooks compiled, the
 	// libraries they load resolved, its runner made (engine/manager), whatever the outcome.
 	ControllerBuilds *prometheus.CounterVec
@@ -93,6 +96,9 @@ func New() *Metrics {
 	m.HookEvents = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_hook_events_total",
 		Help: "Events hooks asked to record on their parents, by outcome: recorded, or limited (over the rate per parent)."},
 		[]string{"controller", "outcome"})
+	m.EngineEvents = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_engine_events_total",
+		Help: "Events the engine recorded about a controller's parents failing, by outcome: recorded, or limited (over the controller's rate of them)."},
+		[]string{"controller", "outcome"})
 	m.Controllers = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "metascript_controllers",
 		Help: "Controller resources by state."}, []string{"state"})
 	m.ControllerBuilds = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "metascript_controller_builds_total",
@@ -118,7 +124,7 @@ func New() *Metrics {
 	m.queueWork = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "metascript_workqueue_work_duration_seconds",
 		Help: "Time processing an item.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}, []string{"name"})
 	for _, c := range []prometheus.Collector{m.Reconciles, m.ReconcileDuration, m.HookInvocations, m.HookDuration,
-		m.BudgetExhausted, m.ChildOperations, m.HookEvents, m.Controllers, m.ControllerBuilds, m.IsolatedRestarts, m.IsolatedCalls, m.LeaderIsLeader, m.LeaderTransitions, m.queueDepth, m.queueAdds, m.queueRetries,
+		m.BudgetExhausted, m.ChildOperations, m.HookEvents, m.EngineEvents, m.Controllers, m.ControllerBuilds, m.IsolatedRestarts, m.IsolatedCalls, m.LeaderIsLeader, m.LeaderTransitions, m.queueDepth, m.queueAdds, m.queueRetries,
 		m.queueUnfinish, m.queueLongest, m.queueLatency, m.queueWork} {
 		f(c)
 	}

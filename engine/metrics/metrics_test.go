@@ -58,6 +58,7 @@ func engineFamilies(t *testing.T) []*dto.MetricFamily {
 	m.BudgetExhausted.WithLabelValues("compositecontroller/c", "sync", "timeout").Inc()
 	m.ChildOperations.WithLabelValues("compositecontroller/c", "create").Inc()
 	m.HookEvents.WithLabelValues("compositecontroller/c", "recorded").Inc()
+	m.EngineEvents.WithLabelValues("compositecontroller/c", "limited").Inc()
 	m.Controllers.WithLabelValues("running").Inc()
 	m.ControllerBuilds.WithLabelValues("compositecontroller/c").Inc()
 	m.IsolatedRestarts.WithLabelValues("crash").Inc()

@@ -67,7 +67,7 @@ func (r *Runner) invoke(ctx context.Context, hookName, about string, req map[str
 	if errors.As(err, &later) {
 		r.cfg.Metrics.HookInvocations.WithLabelValues(r.name, hookName, hook.Form(), "error").Inc()
 		if !quiet(ctx) {
-			r.cfg.Recorder.Event(parent, corev1.EventTypeNormal, "HookBackoff", truncate(err.Error(), 1024))
+			r.event(parent, corev1.EventTypeNormal, "HookBackoff", err.Error())
 		}
 		return nil, err
 	}
@@ -125,7 +125,28 @@ func aboutSuffix(about string) string {
 }
 
 func (r *Runner) warn(obj *unstructured.Unstructured, reason string, err error) {
-	r.cfg.Recorder.Event(obj, corev1.EventTypeWarning, reason, truncate(err.Error(), 1024))
+	r.event(obj, corev1.EventTypeWarning, reason, err.Error())
+}
+
+// The rate of the Events the engine records about one controller's parents failing: a
+// burst, then one a second. A controller whose parents fail without end (many parents, a
+// short resync) so leaves a sample of its failures in Events instead of writing one each
+// time, and spends little of its tenant's share of the API rate on them; its conditions and
+// metrics still count every failure.
+const (
+	failureEventBurst = 30
+	failureEventRate  = 1 // a second
+)
+
+// event records an Event about a failure on obj, within the controller's rate of them
+// (metascript_engine_events_total counts those recorded and those limited).
+func (r *Runner) event(obj *unstructured.Unstructured, eventType, reason, msg string) {
+	if r.failureEvents != nil && !r.failureEvents.Allow() {
+		r.cfg.Metrics.EngineEvents.WithLabelValues(r.name, "limited").Inc()
+		return
+	}
+	r.cfg.Recorder.Event(obj, eventType, reason, truncate(msg, 1024))
+	r.cfg.Metrics.EngineEvents.WithLabelValues(r.name, "recorded").Inc()
 }
 
 func truncate(s string, n int) string {

@@ -2,12 +2,15 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/record"
 
@@ -168,5 +171,25 @@ func TestParallelWebhooksShareTheSeat(t *testing.T) {
 	s.give()
 	if all, _ := seats.Held(""); all != 0 {
 		t.Fatalf("%d seats held after the reconcile ended", all)
+	}
+}
+
+// TestFailureEventsWithinTheControllersRate: the engine records a burst of Events about a
+// controller's failing parents, then drops the rest (counted) until its rate allows more.
+func TestFailureEventsWithinTheControllersRate(t *testing.T) {
+	rec := record.NewFakeRecorder(1000)
+	r := &Runner{name: "test/failing", failureEvents: rate.NewLimiter(rate.Every(time.Hour), 3),
+		cfg: Config{Env: Env{Metrics: metrics.New(), Recorder: rec}}}
+	parent := &unstructured.Unstructured{}
+	parent.SetName("p")
+	for range 10 {
+		r.warn(parent, "HookFailed", errors.New("boom"))
+	}
+	if n := len(rec.Events); n != 3 {
+		t.Fatalf("%d Events recorded, want the burst of 3", n)
+	}
+	var m dto.Metric
+	if err := r.cfg.Metrics.EngineEvents.WithLabelValues("test/failing", "limited").Write(&m); err != nil || m.GetCounter().GetValue() != 7 {
+		t.Fatalf("limited counted %v (%v), want 7", m.GetCounter().GetValue(), err)
 	}
 }

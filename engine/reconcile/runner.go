@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -170,7 +171,9 @@ type Runner struct {
 	related     relatedSource           // nil without a customize hook
 	overlay     *writtenOverlay
 	hookEvents  eventLimiter
-	triggers    sync.Map // Request → what enqueued it last, for the trace; used with Env.Trace only
+	// failureEvents is the rate of the Events the engine records about failures (event).
+	failureEvents *rate.Limiter
+	triggers      sync.Map // Request → what enqueued it last, for the trace; used with Env.Trace only
 
 	// program is the controller's hooks; previous and staging are set by Stage while a
 	// change of them rolls out (program.go).
@@ -220,7 +223,8 @@ func New(b *Built, cfg Config) (*Runner, error) {
 	r := &Runner{cfg: cfg, built: b, calls: callSlots(cfg.HookCalls), name: name, primary: primary, finalizer: b.Descriptor.FinalizerPrefix + b.Name,
 		fieldManager: b.FieldManager(), counts: map[Request]int{}, selected: map[Request]bool{}, apply: apply.NewWithManager(cfg.Client, b.FieldManager()),
 		overlay: newWrittenOverlay(), program: &Program{Hooks: b.Hooks},
-		flow: fairshare.ControllerFlow(b.Namespace, name)}
+		flow:          fairshare.ControllerFlow(b.Namespace, name),
+		failureEvents: rate.NewLimiter(failureEventRate, failureEventBurst)}
 	if b.Hooks["customize"] != nil {
 		r.related = related.New(cfg.Informers, b.Namespace, cfg.Resolver, HookVersion(b.Declared.Hooks[primary]), RelatedReach(b),
 			func(req Request) { r.enqueue("related object", []Request{req}) })

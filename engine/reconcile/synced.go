@@ -78,8 +78,7 @@ func serverMessage(err error) string {
 // writing the condition.
 func (r *Runner) reportWrites(ctx context.Context, res int, parent *unstructured.Unstructured, errs *writeErrors) error {
 	for _, ref := range errs.refused {
-		r.cfg.Recorder.Event(parent, corev1.EventTypeWarning, "WriteFailed",
-			truncate(ref.object+": "+serverMessage(ref.err), 1024))
+		r.event(parent, corev1.EventTypeWarning, "WriteFailed", ref.object+": "+serverMessage(ref.err))
 	}
 	var cond map[string]any
 	switch {
