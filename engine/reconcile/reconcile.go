@@ -41,7 +41,9 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 	}
 	if !st.act {
 		if st.dropFinalizer {
-			return 0, r.patchFinalizers(ctx, req.Resource, parent, false)
+			if err := r.patchFinalizers(ctx, req.Resource, parent, false); err != nil {
+				return 0, r.stoppedBy(ctx, req.Resource, parent, r.parents[req.Resource].Describe(parent), err)
+			}
 		}
 		return 0, nil
 	}
@@ -107,7 +109,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 			stored, err := r.patchFinalizersTo(ctx, req.Resource, parent, want)
 			if err != nil {
 				if round == 0 {
-					return 0, err
+					return 0, r.stoppedBy(ctx, req.Resource, parent, r.parents[req.Resource].Describe(parent), err)
 				}
 				errs.add(r.parents[req.Resource].Describe(parent), err)
 				break // the earlier round's writes stand; its parent write follows
@@ -121,7 +123,7 @@ func (r *Runner) reconcile(ctx context.Context, req Request) (time.Duration, err
 		}
 		if out.Prepare != nil {
 			if err := out.Prepare(ctx); err != nil {
-				return 0, err
+				return 0, r.stoppedBy(ctx, req.Resource, parent, "ControllerRevisions of "+r.parents[req.Resource].Describe(parent), err)
 			}
 		}
 		owner := apply.OwnerRef(parent)

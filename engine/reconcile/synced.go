@@ -99,6 +99,18 @@ func (r *Runner) reportWrites(ctx context.Context, res int, parent *unstructured
 	return r.setCondition(ctx, res, parent, cond)
 }
 
+// stoppedBy reports a write of object that failed before the reconcile wrote its children
+// (the parent's finalizer, the revisions of a rolling update) as reportWrites reports the
+// others, since the reconcile stops there and writes nothing more, and returns err.
+func (r *Runner) stoppedBy(ctx context.Context, res int, parent *unstructured.Unstructured, object string, err error) error {
+	var errs writeErrors
+	errs.add(object, err)
+	if rerr := r.reportWrites(ctx, res, parent, &errs); rerr != nil {
+		return errors.Join(err, fmt.Errorf("%s status: %w", r.parents[res].Describe(parent), rerr))
+	}
+	return err
+}
+
 func syncedCondition(status metav1.ConditionStatus, reason, msg string) map[string]any {
 	return map[string]any{"type": SyncedCondition, "status": string(status), "reason": reason, "message": msg}
 }
