@@ -30,13 +30,19 @@ const reviewWait = 3 * identity.ReviewTTL
 // named name in ns; revoke deletes the binding.
 func grantRole(t *testing.T, ns, account, name string, rules ...rbacv1.PolicyRule) (revoke func()) {
 	t.Helper()
+	return grantRoleTo(t, ns, ns, account, name, rules...)
+}
+
+// grantRoleTo is grantRole for the ServiceAccount accountNS/account, in namespace ns.
+func grantRoleTo(t *testing.T, ns, accountNS, account, name string, rules ...rbacv1.PolicyRule) (revoke func()) {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := env.Kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules},
 		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	if _, err := env.Kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: account}},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: accountNS, Name: account}},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
