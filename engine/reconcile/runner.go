@@ -244,7 +244,8 @@ func (r *Runner) Start(ctx context.Context) error {
 	ctx, r.cancel = context.WithCancel(ctx)
 	r.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[Request](),
-		workqueue.TypedRateLimitingQueueConfig[Request]{Name: r.name, Clock: queueClock{}})
+		workqueue.TypedRateLimitingQueueConfig[Request]{Name: r.name,
+			DelayingQueue: newTimerQueue[Request](r.name, r.cfg.Metrics.WorkQueue())})
 	var synced []cache.InformerSynced
 	fail := func(err error) error {
 		r.releaseAll()
