@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/cache"
 
+	"metascript.dev/metascript/engine/index"
 	"metascript.dev/metascript/engine/informers"
 )
 
@@ -85,8 +86,8 @@ func (r *Runner) readOrphans(ctx context.Context, synced []cache.InformerSynced)
 		return false
 	}
 	var o informers.Orphans
-	for i, p := range r.parents {
-		for _, obj := range p.indexer.List() {
+	for i := range r.parents {
+		for _, obj := range r.selectable(i) {
 			if u, ok := obj.(*unstructured.Unstructured); ok && r.cfg.Kind.Selects(i, u) {
 				o = o.Union(r.parentOrphans(u, o))
 			}
@@ -96,6 +97,31 @@ func (r *Runner) readOrphans(ctx context.Context, synced []cache.InformerSynced)
 	r.orphans = o
 	r.needMu.Unlock()
 	return true
+}
+
+// selectable is what of the i-th parent resource's cache the runner may select: the parents
+// that hold one of the labels its selector needs one of (index.Label), or, when it needs
+// none, every cached parent. A thousand controllers each selecting one parent by label so
+// start without each going through every other's parents.
+func (r *Runner) selectable(i int) []any {
+	p := r.parents[i]
+	k, ok := r.cfg.Kind.(LabelSelected)
+	if !ok || p.informer == nil {
+		return p.indexer.List()
+	}
+	terms := selectorLabels(k.ParentSelector(i))
+	if len(terms) == 0 || index.RegisterRouteIndexes(p.informer) != nil {
+		return p.indexer.List()
+	}
+	var out []any
+	for _, t := range terms {
+		objs, err := p.indexer.ByIndex(index.Label, t)
+		if err != nil {
+			return p.indexer.List()
+		}
+		out = append(out, objs...)
+	}
+	return out
 }
 
 // widenOrphans makes the child informers read the orphans a selected parent may adopt, when
