@@ -24,6 +24,7 @@ package metrics
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -34,6 +35,10 @@ import (
 // Metrics holds the engine's collectors.
 type Metrics struct {
 	Registry *prometheus.Registry
+
+	// cacheSizes is what metascript_cache_objects reads (WatchCaches), registered once.
+	cacheSizes  atomic.Pointer[func() map[CacheScope]int]
+	watchCaches sync.Once
 
 	Reconciles        *prometheus.CounterVec
 	ReconcileDuration *prometheus.HistogramVec
@@ -176,21 +181,25 @@ func (m *Metrics) QueueDepth(name string) float64 {
 type CacheScope struct{ Resource, Namespace string }
 
 // WatchCaches registers metascript_cache_objects{resource,namespace}, read from sizes (objects
-// cached by each informer) at every scrape. Only the first call per Metrics registers.
+// cached by each informer) at every scrape. Engines sharing one Metrics (an engine restarted
+// in a test) report the caches of the last that called it.
 func (m *Metrics) WatchCaches(sizes func() map[CacheScope]int) {
-	_ = m.Registry.Register(cacheCollector{sizes}) // AlreadyRegisteredError: an earlier engine's caches are reported
+	m.cacheSizes.Store(&sizes)
+	m.watchCaches.Do(func() { m.Registry.MustRegister(cacheCollector{&m.cacheSizes}) })
 }
 
 var cacheObjects = prometheus.NewDesc("metascript_cache_objects",
 	"Objects the engine caches, by resource and by the namespace its informer watches (empty: every namespace): "+
 		"with sharding, only what this replica's parents need.", []string{"resource", "namespace"}, nil)
 
-type cacheCollector struct{ sizes func() map[CacheScope]int }
+type cacheCollector struct {
+	sizes *atomic.Pointer[func() map[CacheScope]int]
+}
 
 func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) { ch <- cacheObjects }
 
 func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
-	for s, n := range c.sizes() {
+	for s, n := range (*c.sizes.Load())() {
 		ch <- prometheus.MustNewConstMetric(cacheObjects, prometheus.GaugeValue, float64(n), s.Resource, s.Namespace)
 	}
 }
