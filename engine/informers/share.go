@@ -40,9 +40,11 @@ type shareLW struct {
 	// to its resourceVersion.
 	present map[string]string
 	// epoch counts resync requests; applied is the epoch the latest pass (list or resync)
-	// filtered with; pending are the objects of that pass the store has not shown yet.
+	// filtered with; pending are the objects of that pass the store has not shown yet, and
+	// removed the keys it deleted that the store may still hold.
 	epoch, applied uint64
 	pending        map[string]string
+	removed        map[string]bool
 	streams        map[*stream]bool
 	// lists counts the lists handed over: a stream opened before the latest one is over,
 	// and what its last events would do to present is not the reflector's any more.
@@ -77,6 +79,7 @@ func (lw *shareLW) ListWithContext(ctx context.Context, opts metav1.ListOptions)
 	for k, v := range present {
 		lw.pending[k] = v
 	}
+	lw.removed = nil // the reflector replaces its store with the list
 	lw.applied = epoch
 	lw.mu.Unlock()
 	return list, nil
@@ -181,7 +184,8 @@ func (lw *shareLW) resync() uint64 {
 }
 
 // settled reports whether a pass of epoch or later has been handed over and the store holds
-// every object it handed over (at that resourceVersion or a later one, or deleted since).
+// every object it handed over (at that resourceVersion or a later one, or deleted since) and
+// none of those it handed over as deleted (unless kept again since).
 func (lw *shareLW) settled(epoch uint64) bool {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
@@ -202,6 +206,14 @@ func (lw *shareLW) settled(epoch uint64) bool {
 			return false
 		}
 		delete(lw.pending, k)
+	}
+	for k := range lw.removed {
+		if _, back := lw.present[k]; !back {
+			if _, exists, _ := store.GetByKey(k); exists {
+				return false
+			}
+		}
+		delete(lw.removed, k)
 	}
 	return true
 }
@@ -311,7 +323,7 @@ func (s *stream) pass() bool {
 	}
 	var events []watch.Event
 	seen := make(map[string]bool, len(list.Items))
-	pending := map[string]string{}
+	pending, removed := map[string]string{}, map[string]bool{}
 	s.lw.mu.Lock()
 	if s.list != s.lw.lists {
 		s.lw.mu.Unlock()
@@ -342,6 +354,7 @@ func (s *stream) pass() bool {
 			continue
 		}
 		delete(s.lw.present, k)
+		removed[k] = true
 		var last runtime.Object
 		if obj, exists, _ := store.GetByKey(k); exists {
 			last = obj.(runtime.Object)
@@ -367,10 +380,16 @@ func (s *stream) pass() bool {
 	s.lw.mu.Lock()
 	if epoch > s.lw.applied {
 		s.lw.applied = epoch
-		s.lw.pending = pending
+		s.lw.pending, s.lw.removed = pending, removed
 	} else {
 		for k, v := range pending {
 			s.lw.pending[k] = v
+		}
+		if s.lw.removed == nil {
+			s.lw.removed = map[string]bool{}
+		}
+		for k := range removed {
+			s.lw.removed[k] = true
 		}
 	}
 	s.lw.mu.Unlock()

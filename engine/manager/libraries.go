@@ -41,6 +41,8 @@ type libraryID struct {
 // libraryWatch is the manager's view of the library resources.
 type libraryWatch struct {
 	cluster, namespaced *informers.Informer
+	// stores are the informers' stores: cluster HookLibraries and NamespacedHookLibraries.
+	clusterStore, namespacedStore cache.Indexer
 
 	mu    sync.Mutex
 	users map[libraryID]map[key]bool // the index: library → controllers naming it
@@ -203,16 +205,22 @@ func libraryOf(u *unstructured.Unstructured) (*scripting.Library, error) {
 
 // librariesFor are the libraries a controller of namespace ns (""; cluster-scoped) may load.
 func (m *Manager) librariesFor(ns string) *scopedLibraries {
-	inf := m.libs.cluster
-	if ns != "" {
-		inf = m.libs.namespaced
-	}
-	return &scopedLibraries{indexer: inf.Indexer(), namespace: ns}
+	return &scopedLibraries{indexer: m.libraryStore(ns), namespace: ns}
 }
 
-// indexLibraries records that controller k (of namespace ns) names libs, replacing what it
-// named before; nil libs removes it from the index.
+// indexLibraries records that controller k (of namespace ns) names libs, the revisions its
+// build found, replacing what it named before; nil libs removes it from the index. A library
+// that changed since the build looked it up, before the index named k, had its event handled
+// without k: k is enqueued again, and sync rebuilds it (librariesChanged).
 func (m *Manager) indexLibraries(k key, ns string, libs map[string]string) {
+	m.recordUsers(k, ns, libs)
+	if len(libs) > 0 && m.revisionsDiffer(ns, libs) {
+		m.queue.Add(k)
+	}
+}
+
+// recordUsers is the index half of indexLibraries.
+func (m *Manager) recordUsers(k key, ns string, libs map[string]string) {
 	w := &m.libs
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -291,8 +299,14 @@ func (m *Manager) librariesChanged(run *running) bool {
 	if len(run.libs) == 0 {
 		return false
 	}
-	now := m.librariesFor(run.libNamespace)
-	for name, rev := range run.libs {
+	return m.revisionsDiffer(run.libNamespace, run.libs)
+}
+
+// revisionsDiffer reports whether a library of namespace ns named in libs (name → revision,
+// "" missing) has another revision in the cache now.
+func (m *Manager) revisionsDiffer(ns string, libs map[string]string) bool {
+	now := m.librariesFor(ns)
+	for name, rev := range libs {
 		cur := ""
 		if l, ok := now.Library(name); ok {
 			cur = l.Revision
@@ -310,6 +324,7 @@ func (m *Manager) watchLibraries(ctx context.Context) ([]cache.InformerSynced, f
 	m.libs.users = map[libraryID]map[key]bool{}
 	m.libs.cluster = m.opts.Informers.Acquire(v1alpha1.HookLibraryResource)
 	m.libs.namespaced = m.opts.Informers.Acquire(v1alpha1.NamespacedHookLibraryResource)
+	m.libs.clusterStore, m.libs.namespacedStore = m.libs.cluster.Indexer(), m.libs.namespaced.Indexer()
 	var regs []func()
 	stop := func() {
 		for _, r := range regs {
@@ -353,7 +368,7 @@ func (m *Manager) syncLibrary(ctx context.Context, k string) error {
 	if ns != "" {
 		gvr = v1alpha1.NamespacedHookLibraryResource
 	}
-	cur, exists, _ := m.libraryInformer(ns).Indexer().GetByKey(k)
+	cur, exists, _ := m.libraryStore(ns).GetByKey(k)
 	if !exists {
 		m.enqueueStale(libraryID{namespace: ns, name: name}, "")
 		return nil
@@ -379,11 +394,12 @@ func (m *Manager) syncLibrary(ctx context.Context, k string) error {
 	return m.writeLibraryStatus(ctx, gvr, u, rev, cond)
 }
 
-func (m *Manager) libraryInformer(ns string) *informers.Informer {
+// libraryStore holds the libraries of namespace ns ("": the cluster HookLibraries).
+func (m *Manager) libraryStore(ns string) cache.Indexer {
 	if ns == "" {
-		return m.libs.cluster
+		return m.libs.clusterStore
 	}
-	return m.libs.namespaced
+	return m.libs.namespacedStore
 }
 
 func cacheKeyOf(u *unstructured.Unstructured) string {

@@ -123,8 +123,8 @@ func TestEnqueueStaleQueuesOnlyChangedUsers(t *testing.T) {
 				RateLimiter: workqueue.DefaultTypedControllerRateLimiter[key]()})
 			defer m.queue.ShutDown()
 			user, other := key{kind: 0, name: "team-a/user"}, key{kind: 0, name: "team-a/other"}
-			m.indexLibraries(user, "team-a", map[string]string{"util": "r1"})
-			m.indexLibraries(other, "team-a", map[string]string{"else": "r1"}) // names another library
+			m.recordUsers(user, "team-a", map[string]string{"util": "r1"})
+			m.recordUsers(other, "team-a", map[string]string{"else": "r1"}) // names another library
 			if c.run != nil {
 				m.runners[user] = c.run
 			}
@@ -140,6 +140,47 @@ func TestEnqueueStaleQueuesOnlyChangedUsers(t *testing.T) {
 				if k, _ := m.queue.Get(); k != user {
 					t.Fatalf("queued %v, want %v", k, user)
 				}
+			}
+		})
+	}
+}
+
+// TestIndexLibrariesQueuesABuildThatMissedAnEdit: a build that found a library missing (or at
+// an older revision) and is indexed after the library's event was handled is queued again;
+// one that found the library as it is now is not.
+func TestIndexLibrariesQueuesABuildThatMissedAnEdit(t *testing.T) {
+	store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := store.Add(libraryObject("team-a", "util", "X = 1")); err != nil {
+		t.Fatal(err)
+	}
+	found, _ := (&scopedLibraries{indexer: store, namespace: "team-a"}).Library("util")
+	cases := []struct {
+		name   string
+		built  map[string]string
+		queued bool
+	}{
+		{"found it as it is", map[string]string{"util": found.Revision}, false},
+		{"found it missing", map[string]string{"util": ""}, true},
+		{"found an older revision", map[string]string{"util": "r0"}, true},
+		{"found a library since deleted as missing", map[string]string{"gone": ""}, false},
+		{"names no library", nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := &Manager{runners: map[key]*running{}}
+			m.libs.users = map[libraryID]map[key]bool{}
+			m.libs.namespacedStore = store
+			m.queue = fairshare.NewQueue(fairshare.QueueConfig[key]{
+				FlowOf:      func(k key) fairshare.Flow { return fairshare.Flow{Tenant: "t", Controller: k.name} },
+				RateLimiter: workqueue.DefaultTypedControllerRateLimiter[key]()})
+			defer m.queue.ShutDown()
+			m.indexLibraries(key{name: "team-a/user"}, "team-a", c.built)
+			want := 0
+			if c.queued {
+				want = 1
+			}
+			if n := m.queue.Len(); n != want {
+				t.Fatalf("%d keys queued, want %d", n, want)
 			}
 		})
 	}
