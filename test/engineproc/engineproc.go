@@ -183,6 +183,11 @@ func (e *Process) Exited() (bool, error) {
 // Pid is the engine's process ID.
 func (e *Process) Pid() int { return e.cmd.Process.Pid }
 
+// MetricsAddr is the host:port of the engine's /metrics.
+func (e *Process) MetricsAddr() string {
+	return strings.TrimSuffix(strings.TrimPrefix(e.metrics, "http://"), "/metrics")
+}
+
 // PprofAddr is the address of the engine's pprof server; empty unless started with pprof.
 func (e *Process) PprofAddr() string { return e.pprofAddr }
 
