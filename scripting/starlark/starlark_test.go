@@ -171,7 +171,9 @@ func TestResultDoesNotAliasRequest(t *testing.T) {
 func TestHostile(t *testing.T) {
 	rt := scripting.NewRuntime(scripting.Options{}, NewCompiler())
 	p := compileFixture(t, rt, "hostile.star")
-	small := scripting.Budget{Timeout: 2 * time.Second, MaxSteps: 5_000_000, MaxStackDepth: 100, MaxMemory: 32 << 20}
+	// The timeout is a backstop: every case of small is stopped by another budget first, even
+	// under -race on a busy machine (5M steps took over 2 s there).
+	small := scripting.Budget{Timeout: 30 * time.Second, MaxSteps: 5_000_000, MaxStackDepth: 100, MaxMemory: 32 << 20}
 	cases := []struct {
 		function string
 		budget   scripting.Budget
