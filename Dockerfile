@@ -1,7 +1,8 @@
 # The engine's image: one static binary on distroless, run as a non-root user.
 #   docker build -t registry.example.com/metascript:dev .
-# No image is built or published by this repository's build (its machines have no container
-# engine); manifests/README.md says how to point the manifests and the chart at yours.
+# For your own builds: this repository's machines reach no image registry, so `make image`
+# builds its image from scratch with podman instead (test/image/build.sh); manifests/README.md
+# says how to point the manifests and the chart at yours.
 
 # The Go of go.mod's go line: the toolchain the module is built and tested with.
 FROM golang:1.26.8 AS build

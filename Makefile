@@ -37,7 +37,7 @@ TENANTS_FLAGS ?=
 
 .PHONY: help build generate controlplane cluster-up cluster-down demo test test-unit test-race \
         test-integration test-e2e vet bench bench-hooks bench-engine bench-converge bench-map bench-scale bench-tenants \
-        bench-neighbors bench-shards clean chart-crds manifests-check types check-types docs
+        bench-neighbors bench-shards clean image chart-crds manifests-check types check-types docs
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -135,6 +135,9 @@ bench-neighbors: controlplane ## a healthy controller (PARENTS x CHILDREN, defau
 
 bench-shards: controlplane ## PARENTS x CHILDREN (default 2000 x 5) by MEMBERS (default 1,2,3) engines with --sharding: time, CPU and peak RSS per member
 	$(GO) test -count=1 -timeout 60m -run '^TestShardBench$$' -v ./test/shardbench/ -members=$(MEMBERS) -parents=$(SCALE_PARENTS) -children=$(SCALE_CHILDREN)
+
+image: ## build the engine's image localhost/metascript:dev with podman, from scratch (no registry, no base image)
+	bash test/image/build.sh localhost/metascript:dev
 
 clean: ## remove build outputs (keeps the control-plane cache)
 	rm -rf bin

@@ -462,8 +462,9 @@ func impersonating(account string) *rest.Config {
 }
 
 // TestDockerfile: the image is built with the Go of go.mod's go line, as a static binary,
-// and runs as the non-root user the manifests' pods declare. No image can be built on the
-// build machines, so this reads the Dockerfile.
+// and runs as the non-root user the manifests' pods declare. Its base images cannot be pulled
+// on the build machines, so this reads the Dockerfile (test/image builds and runs the image
+// from scratch instead).
 func TestDockerfile(t *testing.T) {
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
