@@ -288,7 +288,9 @@ func TestParallelInvocations(t *testing.T) {
 	rt := scripting.NewRuntime(scripting.Options{}, NewCompiler())
 	hooks := compileFixture(t, rt, "hooks.star")
 	hostile := compileFixture(t, rt, "hostile.star")
-	budget := scripting.Budget{Timeout: 5 * time.Second, MaxSteps: 200_000, MaxStackDepth: 100, MaxMemory: 256 << 20}
+	// The timeout is a backstop, far from the steps and depth that end these calls, even under
+	// -race on a busy machine.
+	budget := scripting.Budget{Timeout: 30 * time.Second, MaxSteps: 200_000, MaxStackDepth: 100, MaxMemory: 256 << 20}
 	var wg sync.WaitGroup
 	errs := make(chan error, 400)
 	for i := range 200 {

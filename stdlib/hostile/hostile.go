@@ -43,7 +43,7 @@ var Cases = []Case{
 // Budget is the budget every case is called with: what is checked is each call's refusal
 // before it allocates; the timeout only stops a runaway, and is generous because building
 // the 8 MiB inputs under the race detector on a busy machine takes seconds.
-var Budget = scripting.Budget{Timeout: 10 * time.Second, MaxSteps: 5_000_000, MaxMemory: 32 << 20}
+var Budget = scripting.Budget{Timeout: 30 * time.Second, MaxSteps: 5_000_000, MaxMemory: 32 << 20}
 
 // Match reports whether err is one of the endings c wants. A runtime error matched is
 // returned, so that callers can check more of it; nil when a budget error matched or none.

@@ -222,4 +222,3 @@ func grep(text, s string) string {
 	}
 	return strings.Join(out, "\n")
 }
-
