@@ -13,3 +13,6 @@ func PIDs(p *Pool) []int {
 
 // Free is the number of workers waiting for a call.
 func Free(p *Pool) int { return len(p.free) }
+
+// IsResult reports whether b, one write of a worker's frame, is a call's result.
+func IsResult(b []byte) bool { return len(b) > 4 && b[4] == msgResult }

@@ -50,7 +50,9 @@ func maps(m map[string]int) map[string]int {
 func newPool(t testing.TB, opts isolated.Options) (*isolated.Pool, *restarts) {
 	t.Helper()
 	r := &restarts{n: map[string]int{}}
-	opts.Command = workerCommand
+	if opts.Command == nil {
+		opts.Command = workerCommand
+	}
 	if opts.Workers == 0 {
 		opts.Workers = 1
 	}
