@@ -223,7 +223,7 @@ func TestScaleMetacontrollerSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := findMetacontroller(root); err != nil {
-		t.Skip(err)
+		enginetest.SkipMissing(t, err.Error())
 	}
 	p := params{parents: 5, children: 2, workers: 5, metacontroller: true}
 	r := run(t, p)
