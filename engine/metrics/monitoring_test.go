@@ -28,7 +28,9 @@ var (
 	selector   = regexp.MustCompile(`\b((?:metascript|go|process)_[a-zA-Z0-9_]+)\s*\{([^}]*)\}`)
 	matcher    = regexp.MustCompile(`^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*"`)
 	grouping   = regexp.MustCompile(`\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)`)
-	templated  = regexp.MustCompile(`\{\{\s*\$?(?:labels\.)?([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}`)
+	// templated finds the labels an annotation reads, in any action ({{ $labels.x }},
+	// {{ with $labels.x }}); keywords (else, end) and $value are not labels.
+	templated = regexp.MustCompile(`\$labels\.([a-zA-Z_][a-zA-Z0-9_]*)`)
 )
 
 // seriesOf returns the family a series name belongs to (a histogram's _bucket, _sum and
@@ -386,6 +388,8 @@ func TestCheckQueryFindsMistakes(t *testing.T) {
 		{`rate(metascript_reconciles_total{result="a,b",reason="x"}[5m])`, "", "has no label reason"},
 		{`sum by (hook) (rate(metascript_reconciles_total[5m]))`, "", "has the label hook"},
 		{`sum(rate(metascript_reconciles_total[5m]))`, "{{ $labels.hook }}", "has the label hook"},
+		{`sum(rate(metascript_reconciles_total[5m]))`, "{{ with $labels.hook }}{{ . }}{{ else }}none{{ end }}", "has the label hook"},
+		{`sum by (controller) (rate(metascript_reconciles_total[5m]))`, "{{ with $labels.controller }}{{ . }}{{ else }}none{{ end }}", ""},
 		{`sum(rate(metascript_reconciles_total[5m])`, "", "unbalanced ("},
 		{`up == 0`, "", "names no engine metric"},
 	}
