@@ -102,9 +102,7 @@ func checkQuery(expr string, templates []string, registered map[string]family) [
 	}
 	for _, t := range templates {
 		for _, m := range templated.FindAllStringSubmatch(t, -1) {
-			if m[1] != "value" {
-				used = append(used, m[1])
-			}
+			used = append(used, m[1])
 		}
 	}
 	for _, l := range used {

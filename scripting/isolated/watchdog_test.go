@@ -17,8 +17,8 @@ import (
 // TestWatchdogReplacesMisbehavingWorkers: a worker that does not answer within its call's
 // timeout plus the grace, that does not answer a cancel within the grace, or that dies
 // during a call is killed and replaced, the call fails (with the wall-clock limit, its
-// context's error, or the worker's death), and the restart is counted under its reason. Without the watchdog the stalled calls would never
-// return: each call here must end well within a minute.
+// context's error, or the worker's death), and the restart is counted under its reason.
+// Without the watchdog the stalled calls would never return: each must end within a minute.
 func TestWatchdogReplacesMisbehavingWorkers(t *testing.T) {
 	cases := []struct {
 		name, mode string

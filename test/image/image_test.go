@@ -18,6 +18,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
@@ -55,9 +56,14 @@ func TestImageRunsInCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	disc, err := discovery.NewDiscoveryClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	for _, f := range []string{"namespace.yaml", "rbac/serviceaccount.yaml", "rbac/engine-role.yaml",
 		"rbac/managed-resources-role.yaml", "rbac/impersonate-role.yaml", "rbac/leader-election-role.yaml"} {
-		apply(t, ctx, c, filepath.Join(root, "manifests", "base", f))
+		apply(t, ctx, c, mapper, filepath.Join(root, "manifests", "base", f))
 	}
 	mount := serviceAccountMount(t, ctx, c)
 
@@ -133,14 +139,9 @@ func buildImage(t *testing.T) string {
 	return lines[len(lines)-1]
 }
 
-// apply creates every object of the file at path.
-func apply(t *testing.T, ctx context.Context, c *engineproc.Cluster, path string) {
+// apply creates every object of the file at path, its resources found by mapper.
+func apply(t *testing.T, ctx context.Context, c *engineproc.Cluster, mapper meta.RESTMapper, path string) {
 	t.Helper()
-	disc, err := discovery.NewDiscoveryClientForConfig(c.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	for _, obj := range enginetest.ObjectsFromFile(t, path) {
 		gvk := obj.GroupVersionKind()
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
